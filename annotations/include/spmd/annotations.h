@@ -1,0 +1,109 @@
+// spmd/annotations.h - the SPMD type vocabulary for C++ tensor code.
+//
+// Dependency-free C++17. Declares the per-mesh-axis types R, I, V, P and
+// S(dim) (spec §2), named mesh axes (`SPMD_AXIS(dp)`), and the `axis = type`
+// expressions used inside `[[spmd::type(...)]]` attributes and in
+// `spmd::assert_type(x, {dp = R})`. The SPMD_* attribute macros expand to the
+// attribute only when the spmd-check Clang plugin is loaded, so annotated code
+// compiles warning-free with GCC, plain Clang and inside clangd.
+#ifndef SPMD_ANNOTATIONS_H
+#define SPMD_ANNOTATIONS_H
+
+namespace spmd {
+
+/// The kind of a per-axis type (spec §2.1, §2.2). `Shard` is S(dim): a
+/// refinement of V that only changes the data movement of collectives.
+enum class TypeKind : unsigned char {
+  Replicate,  ///< R: identical on every rank; gradient is P.
+  Invariant,  ///< I: identical on every rank; gradient is I.
+  Varying,    ///< V: may differ per rank; gradient is V.
+  Partial,    ///< P: pending sum over the axis; gradient is R.
+  Shard,      ///< S(dim): varying, sharded on tensor dim `dim` (may be < 0).
+};
+
+/// A per-mesh-axis SPMD type: R, I, V, P or S(dim) (spec §2).
+/// `dim` is meaningful only for `TypeKind::Shard`; negative dims are resolved
+/// against the tensor's ndim at the point of use (spec §2.3).
+struct PerAxisType {
+  TypeKind kind = TypeKind::Replicate;
+  int dim = 0;
+
+  constexpr bool is_shard() const { return kind == TypeKind::Shard; }
+  /// The type recorded in a type map: S(i) is recorded as V (spec §2.2).
+  constexpr PerAxisType local() const {
+    return is_shard() ? PerAxisType{TypeKind::Varying, 0} : *this;
+  }
+  friend constexpr bool operator==(PerAxisType a, PerAxisType b) {
+    return a.kind == b.kind && (a.kind != TypeKind::Shard || a.dim == b.dim);
+  }
+  friend constexpr bool operator!=(PerAxisType a, PerAxisType b) {
+    return !(a == b);
+  }
+};
+
+/// The per-axis type constants. `using namespace spmd::types;` brings R, I,
+/// V, P and S into scope; they are also reachable as spmd::R etc.
+namespace types {
+inline constexpr PerAxisType R{TypeKind::Replicate, 0};
+inline constexpr PerAxisType I{TypeKind::Invariant, 0};
+inline constexpr PerAxisType V{TypeKind::Varying, 0};
+inline constexpr PerAxisType P{TypeKind::Partial, 0};
+/// S(dim): varying, sharded on tensor dimension `dim` (negative allowed).
+constexpr PerAxisType S(int dim) { return PerAxisType{TypeKind::Shard, dim}; }
+}  // namespace types
+
+using types::I;
+using types::P;
+using types::R;
+using types::S;
+using types::V;
+
+/// One entry `axis = type` of a whole-tensor type, e.g. `dp = R`.
+struct AxisType {
+  const char* axis;
+  PerAxisType type;
+};
+
+/// A named mesh axis. Declare with SPMD_AXIS(name). `dp = R` is a constant
+/// expression of type AxisType, usable inside `[[spmd::type(dp = R)]]` and in
+/// `spmd::assert_type(x, {dp = R, tp = P})`.
+struct Axis {
+  const char* name;
+
+  // A const assignment operator on purpose: it builds an AxisType and never
+  // modifies the axis, so `dp = R` works on a constexpr Axis constant.
+  constexpr AxisType operator=(PerAxisType type) const { return {name, type}; }
+};
+
+}  // namespace spmd
+
+/// Declares a mesh axis constant: `SPMD_AXIS(dp);` gives
+/// `inline constexpr spmd::Axis dp{"dp"};`.
+#define SPMD_AXIS(name) inline constexpr ::spmd::Axis name { #name }
+
+// The attribute macros expand only when the spmd-check plugin registered the
+// attributes; otherwise compilers would warn about an unknown attribute.
+#if defined(__has_cpp_attribute)
+#if __has_cpp_attribute(spmd::type)
+#define SPMD_CHECK_PLUGIN_LOADED 1
+#endif
+#endif
+
+#if defined(SPMD_CHECK_PLUGIN_LOADED)
+/// `SPMD_TYPE(dp = R, tp = P)`: the SPMD type of a variable, parameter,
+/// field or function result.
+#define SPMD_TYPE(...) [[spmd::type(__VA_ARGS__)]]
+/// `SPMD_MESH(dp, tp)`: the mesh axes in scope for a function body.
+#define SPMD_MESH(...) [[spmd::mesh(__VA_ARGS__)]]
+/// `SPMD_OP(linear)`: the propagation class of an opaque function.
+#define SPMD_OP(...) [[spmd::op(__VA_ARGS__)]]
+/// `SPMD_UNCHECKED`: skip the body of this function.
+#define SPMD_UNCHECKED [[spmd::unchecked]]
+#else
+#define SPMD_TYPE(...)
+#define SPMD_MESH(...)
+#define SPMD_OP(...)
+#define SPMD_UNCHECKED
+#endif
+
+#endif  // SPMD_ANNOTATIONS_H

@@ -1,0 +1,13 @@
+// spmd/core/core.h - umbrella header for the SPMD type system core.
+#ifndef SPMD_CORE_CORE_H
+#define SPMD_CORE_CORE_H
+
+#include <spmd/core/annotation_rules.h>
+#include <spmd/core/collectives.h>
+#include <spmd/core/error.h>
+#include <spmd/core/mesh_axis.h>
+#include <spmd/core/per_axis_type.h>
+#include <spmd/core/propagation.h>
+#include <spmd/core/tensor_type.h>
+
+#endif  // SPMD_CORE_CORE_H

@@ -1,0 +1,133 @@
+// spmd/core/propagation.h - type propagation through ordinary tensor ops.
+//
+// Spec §6: the op registry (which op is LINEAR, MULTILINEAR or NONLINEAR, its
+// tensor positions and nonlinear positions, type-level decompositions such as
+// addmm), the per-axis decision procedure of §6.4, the axis-set and mesh
+// completeness stage of §6.3, factories (§6.10), in-place/out checks (§6.11)
+// and the fix suggestions of §9.4.
+#ifndef SPMD_CORE_PROPAGATION_H
+#define SPMD_CORE_PROPAGATION_H
+
+#include <spmd/core/tensor_type.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spmd::core {
+
+/// Linearity class of an op (spec §6.4, §6.5).
+enum class OpClass { Nonlinear, Linear, Multilinear };
+const char* to_string(OpClass c);  ///< "nonlinear", "linear", "multilinear"
+/// Parses "nonlinear" / "linear" / "multilinear". Errors: ParseError.
+Result<OpClass> parse_op_class(std::string_view text);
+
+/// How an op's operand types combine beyond its class (spec §6.5, §6.10).
+enum class OpShape {
+  Plain,                  ///< one class over all operands
+  LinearOfProduct,        ///< addmm & co: LINEAR(MULTILINEAR(op1, op2), op0)
+  DeterministicFactory,   ///< zeros, ones, full, arange, tensor, ...: R under a mesh
+  RandomFactory,          ///< randn, rand, empty, ...: {} when no operands
+  NewFactory,             ///< new_zeros/new_ones/new_full: ignore the receiver
+};
+
+/// Registry entry for one op (spec §6.5). Positions are argument indices
+/// (the receiver of a method is position 0).
+struct OpInfo {
+  std::string name;  ///< as looked up
+  OpClass op_class = OpClass::Nonlinear;
+  OpShape shape = OpShape::Plain;
+  std::vector<int> tensor_positions;     ///< plain numbers here are weak Scalars
+  std::vector<int> nonlinear_positions;  ///< operands here must not be P
+  bool known = false;                    ///< false: unknown op, NONLINEAR default
+};
+
+/// Looks an op up by the spec's naming: function "add", method ".add",
+/// in-place method ".add_", dunder "__add__", property "prop T". Qualified
+/// C++ names are accepted too: "torch::add", "at::add", "torch::nn::functional::linear"
+/// (namespace stripped), and C++ operators ("operator+" -> "__add__",
+/// "operator+=" -> "__iadd__", unary "operator-" passed as "__neg__").
+/// Unknown names give a NONLINEAR entry with known = false (spec §6.6).
+OpInfo classify_op(std::string_view name);
+
+/// Maps a C++ operator spelling to the spec's dunder: "+" -> "__add__",
+/// "+=" -> "__iadd__", "*" -> "__mul__", "/" -> "__truediv__", "-" with
+/// `unary` -> "__neg__", "[]" -> "__getitem__", ">=" -> "__ge__", ...
+/// `reflected`: the left operand is a plain number and the tensor is on the
+/// right (`2.0 / x` -> "__rtruediv__", `2 * x` -> "__rmul__"); the caller then
+/// passes the tensor as operand position 0 and the number as position 1.
+/// Empty string when the operator has no tensor meaning (e.g. "=").
+std::string dunder_for_operator(std::string_view op, bool unary,
+                                bool reflected = false);
+
+/// One operand of one axis for the per-axis rule: a type, or the weak scalar
+/// sentinel of a plain number (spec §6.4, §6.9).
+struct AxisOperand {
+  bool weak_scalar = false;
+  PerAxisType type{};  ///< ignored when weak_scalar
+
+  static AxisOperand of(PerAxisType t) { return {false, t.local()}; }
+  static AxisOperand scalar() { return {true, {}}; }
+};
+
+/// The per-axis decision procedure of spec §6.4 (rows 1-10, first match
+/// wins). `axis` only names the axis in messages. Errors: SpmdTypeError with
+/// the §9.4 suggestions attached to `fix` ("Are you missing a collective ...").
+Result<PerAxisType> infer_axis(const std::vector<AxisOperand>& operands,
+                               OpClass op_class, std::string_view axis,
+                               std::string_view op_name = {});
+
+/// One operand of an op (spec §6.1), in collection order.
+struct Operand {
+  enum class Kind {
+    Tensor,       ///< a tensor: `type` nullopt when untyped (contributes {})
+    WeakScalar,   ///< a plain number at a declared tensor position
+    TypedScalar,  ///< a Scalar wrapper: `type` holds its map
+  };
+  Kind kind = Kind::Tensor;
+  std::optional<TensorType> type;
+  int position = -1;  ///< argument index, for nonlinear positions; -1 = unknown
+
+  static Operand tensor(std::optional<TensorType> t, int pos = -1) {
+    return {Kind::Tensor, std::move(t), pos};
+  }
+  static Operand weak_scalar(int pos = -1) { return {Kind::WeakScalar, {}, pos}; }
+  static Operand typed_scalar(TensorType t, int pos = -1) {
+    return {Kind::TypedScalar, std::move(t), pos};
+  }
+};
+
+/// Session settings that inference depends on (spec §5.1, §4.3).
+struct InferenceContext {
+  bool strict = true;
+  /// Axes of the current mesh (mesh completeness); nullopt = no current mesh.
+  std::optional<std::vector<std::string>> mesh_axes;
+};
+
+/// Whole-op inference (spec §6.1-§6.10): nonlinear-position check,
+/// type-level decompositions, factories, axis set and completeness (strict:
+/// every operand must carry every axis of the union and of the mesh), then
+/// the per-axis rule on each axis in sorted order; the first failing axis is
+/// reported. Errors name the op, the axis, `args[i]` and the types.
+Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
+                         const InferenceContext& ctx = {});
+
+/// Convenience: classify_op(op_name) then infer.
+Result<TensorType> infer(std::string_view op_name,
+                         const std::vector<Operand>& operands,
+                         const InferenceContext& ctx = {});
+
+/// In-place / out= rule (spec §6.11): the mutated tensor had `before`
+/// (nullopt = untyped), the op inferred `inferred`. Returns the mutated
+/// tensor's new type. Widening R->V or I->V is allowed only when the tensor
+/// did not require grad before the op. Errors: SpmdTypeError "in-place/out
+/// operation would change SPMD type on axis A from X to Y".
+Result<TensorType> apply_inplace(std::string_view op_name,
+                                 const std::optional<TensorType>& before,
+                                 const TensorType& inferred,
+                                 bool requires_grad);
+
+}  // namespace spmd::core
+
+#endif  // SPMD_CORE_PROPAGATION_H

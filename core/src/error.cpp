@@ -1,0 +1,24 @@
+// Error kinds and message assembly.
+#include <spmd/core/error.h>
+
+namespace spmd::core {
+
+const char* to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::SpmdTypeError: return "SpmdTypeError";
+    case ErrorKind::InvalidArgument: return "InvalidArgument";
+    case ErrorKind::UsageError: return "UsageError";
+    case ErrorKind::MeshResolutionError: return "MeshResolutionError";
+    case ErrorKind::ShapeError: return "ShapeError";
+    case ErrorKind::NotImplemented: return "NotImplemented";
+    case ErrorKind::ParseError: return "ParseError";
+  }
+  return "UnknownError";
+}
+
+std::string TypeError::full_message() const {
+  if (fix.empty()) return message;
+  return message + "\n" + fix;
+}
+
+}  // namespace spmd::core

@@ -1,0 +1,606 @@
+// Propagation through ordinary ops (spec §6): the op registry, the per-axis
+// decision procedure, whole-op inference with completeness checks, and the
+// fix suggestions of §9.4.
+#include <spmd/core/propagation.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <set>
+#include <unordered_map>
+
+namespace spmd::core {
+
+const char* to_string(OpClass c) {
+  switch (c) {
+    case OpClass::Nonlinear: return "nonlinear";
+    case OpClass::Linear: return "linear";
+    case OpClass::Multilinear: return "multilinear";
+  }
+  return "?";
+}
+
+Result<OpClass> parse_op_class(std::string_view text) {
+  if (text == "nonlinear") return OpClass::Nonlinear;
+  if (text == "linear") return OpClass::Linear;
+  if (text == "multilinear") return OpClass::Multilinear;
+  TypeError e;
+  e.kind = ErrorKind::ParseError;
+  e.actual = std::string(text);
+  e.expected = "linear, multilinear or nonlinear";
+  e.message = "unknown op class '" + std::string(text) +
+              "': expected linear, multilinear or nonlinear";
+  return e;
+}
+
+// ---------------------------------------------------------------------------
+// The registry (spec §6.5, §6.10).
+// ---------------------------------------------------------------------------
+namespace {
+
+using Registry = std::unordered_map<std::string, OpInfo>;
+
+void add_group(Registry& r, std::initializer_list<const char*> names,
+               OpClass c, std::vector<int> tensor_positions,
+               std::vector<int> nonlinear_positions = {},
+               OpShape shape = OpShape::Plain) {
+  for (const char* n : names) {
+    OpInfo info;
+    info.name = n;
+    info.op_class = c;
+    info.shape = shape;
+    info.tensor_positions = tensor_positions;
+    info.nonlinear_positions = nonlinear_positions;
+    info.known = true;
+    r[n] = std::move(info);
+  }
+}
+
+const Registry& registry() {
+  static const Registry r = [] {
+    Registry r;
+    const auto L = OpClass::Linear;
+    const auto M = OpClass::Multilinear;
+    const auto N = OpClass::Nonlinear;
+    // LINEAR (sum-like; all-P -> P).
+    add_group(r, {"add", ".add", ".add_", "__add__", "__radd__", "__iadd__"},
+              L, {0, 1});
+    add_group(r,
+              {"sub", "subtract", ".sub", ".subtract", ".sub_", "__sub__",
+               "__rsub__", "__isub__"},
+              L, {0, 1});
+    add_group(r,
+              {"neg", ".neg", ".neg_", "__neg__", "negative", ".negative",
+               ".negative_", "positive", ".positive"},
+              L, {0});
+    add_group(r, {"clone", ".clone", "detach", ".detach", ".detach_"}, L, {0});
+    add_group(r,
+              {"sum", ".sum", "mean", ".mean", "nansum", "nanmean", "cumsum",
+               ".cumsum"},
+              L, {0});
+    add_group(r,
+              {"cat", "concat", "concatenate", "stack", "hstack", "vstack",
+               "dstack", "column_stack", "row_stack", "block_diag"},
+              L, {0});
+    add_group(
+        r,
+        {"reshape",      ".reshape",    ".view",        ".view_as",
+         "transpose",    ".transpose",  ".transpose_",  "prop T",
+         "prop mT",      "prop H",      "prop mH",      "prop real",
+         "prop imag",    "t",           ".t",           ".t_",
+         "permute",      ".permute",    ".contiguous",  "flatten",
+         ".flatten",     "unflatten",   ".unflatten",   "ravel",
+         ".ravel",       "squeeze",     ".squeeze",     ".squeeze_",
+         "unsqueeze",    ".unsqueeze",  ".unsqueeze_",  ".expand",
+         ".expand_as",   "broadcast_to", "narrow",      ".narrow",
+         "select",       ".select",     "index_select", ".index_select",
+         "gather",       ".gather",     "split",        ".split",
+         "chunk",        ".chunk",      "unbind",       ".unbind",
+         "flip",         ".flip",       "fliplr",       "flipud",
+         "roll",         ".roll",       "movedim",      ".movedim",
+         "moveaxis",     ".moveaxis",   "swapaxes",     ".swapaxes",
+         "swapdims",     ".swapdims",   "diagonal",     ".diagonal",
+         ".repeat",      "tile",        ".tile",        "repeat_interleave",
+         ".repeat_interleave", ".unfold"},
+        L, {0});
+    // MULTILINEAR (product-like; exactly one P factor).
+    add_group(r,
+              {"mul", "multiply", ".mul", ".multiply", ".mul_", "__mul__",
+               "__rmul__", "__imul__"},
+              M, {});
+    add_group(r,
+              {"matmul", "mm", "bmm", ".matmul", ".mm", ".bmm", "__matmul__",
+               "__rmatmul__"},
+              M, {});
+    add_group(r, {"einsum", "dot", ".dot", "mv", ".mv"}, M, {});
+    add_group(r, {"div", "divide", "true_divide"}, M, {0, 1}, {1});
+    add_group(r,
+              {".div", ".divide", ".true_divide", ".div_", "__truediv__",
+               "__itruediv__"},
+              M, {0, 1}, {1});
+    add_group(r, {"__rtruediv__"}, M, {0, 1}, {0});
+    // Type-level decompositions: LINEAR(MULTILINEAR(a1, a2), self).
+    add_group(r,
+              {"addmm", ".addmm", "addmv", ".addmv", "addbmm", ".addbmm",
+               "baddbmm", ".baddbmm", "addr", ".addr"},
+              L, {}, {}, OpShape::LinearOfProduct);
+    // Factories (only matter when no operand type is collected).
+    add_group(r,
+              {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
+               "arange", "linspace", "logspace", "eye", "tensor"},
+              N, {}, {}, OpShape::DeterministicFactory);
+    add_group(r,
+              {"randn", "rand", "randint", "randperm", "empty", "empty_like",
+               "randn_like", "rand_like", "randint_like", "normal"},
+              N, {}, {}, OpShape::RandomFactory);
+    add_group(r, {".new_zeros", ".new_ones", ".new_full", ".new_empty"}, N, {},
+              {}, OpShape::NewFactory);
+    // Well-known NONLINEAR ops (the default anyway; listed so that tools can
+    // tell "known nonlinear" from "unknown").
+    add_group(
+        r,
+        {"relu",      ".relu",      "relu_",       ".relu_",     "gelu",
+         "silu",      "softmax",    ".softmax",    "log_softmax", "exp",
+         ".exp",      "log",        ".log",        "tanh",       ".tanh",
+         "sigmoid",   ".sigmoid",   "abs",         ".abs",       "sqrt",
+         ".sqrt",     "rsqrt",      ".rsqrt",      "reciprocal", ".reciprocal",
+         "pow",       ".pow",       "__pow__",     "where",      "clamp",
+         ".clamp",    "__ge__",     "__gt__",      "__le__",     "__lt__",
+         "__eq__",    "__ne__",     "eq",          "ne",         "ge",
+         "gt",        "le",         "lt",          "__getitem__", "sort",
+         ".sort",     "copy_",      ".copy_",      "zero_",      ".zero_",
+         "item",      ".item",      "linear",      "layer_norm", "dropout",
+         "embedding", "cross_entropy", "mse_loss", "max",        ".max",
+         "min",       ".min",       "argmax",      ".argmax",    "topk",
+         "norm",      ".norm",      "var",         ".var",       "std",
+         ".std",      "square",     ".square",     "erf",        "softplus"},
+        N, {});
+    return r;
+  }();
+  return r;
+}
+
+std::string strip_cxx_name(std::string_view name) {
+  // ATen schema names: "aten::add.Tensor", "aten::add_.Tensor".
+  if (name.substr(0, 6) == "aten::") {
+    std::string base(name.substr(6));
+    auto dot = base.find('.');
+    if (dot != std::string::npos) base.resize(dot);
+    if (!base.empty() && base.back() == '_' && base.substr(0, 2) != "__")
+      return "." + base;
+    return base;
+  }
+  // C++ qualified names: "torch::add", "at::Tensor::add", "operator+".
+  std::size_t last = name.rfind("::");
+  std::string_view leaf = last == std::string_view::npos
+                              ? name
+                              : name.substr(last + 2);
+  if (leaf.substr(0, 8) == "operator") {
+    std::string d = dunder_for_operator(leaf.substr(8), /*unary=*/false);
+    return d.empty() ? std::string(leaf) : d;
+  }
+  if (last != std::string_view::npos) {
+    std::string_view scope = name.substr(0, last);
+    std::size_t prev = scope.rfind("::");
+    std::string_view cls =
+        prev == std::string_view::npos ? scope : scope.substr(prev + 2);
+    if (cls == "Tensor" || cls == "TensorBase") return "." + std::string(leaf);
+  }
+  return std::string(leaf);
+}
+
+}  // namespace
+
+std::string dunder_for_operator(std::string_view op, bool unary,
+                                bool reflected) {
+  while (!op.empty() && op.front() == ' ') op.remove_prefix(1);
+  if (unary) {
+    if (op == "-") return "__neg__";
+    if (op == "+") return "positive";
+    if (op == "~") return "__invert__";
+    return {};
+  }
+  struct Entry {
+    const char* op;
+    const char* dunder;
+    const char* reflected;
+  };
+  static const Entry table[] = {
+      {"+", "__add__", "__radd__"},      {"-", "__sub__", "__rsub__"},
+      {"*", "__mul__", "__rmul__"},      {"/", "__truediv__", "__rtruediv__"},
+      {"%", "__mod__", "__rmod__"},      {"+=", "__iadd__", nullptr},
+      {"-=", "__isub__", nullptr},       {"*=", "__imul__", nullptr},
+      {"/=", "__itruediv__", nullptr},   {"[]", "__getitem__", nullptr},
+      {"<", "__lt__", "__gt__"},         {"<=", "__le__", "__ge__"},
+      {">", "__gt__", "__lt__"},         {">=", "__ge__", "__le__"},
+      {"==", "__eq__", "__eq__"},        {"!=", "__ne__", "__ne__"},
+      {"&", "__and__", "__rand__"},      {"|", "__or__", "__ror__"},
+      {"^", "__xor__", "__rxor__"},
+  };
+  for (const Entry& e : table)
+    if (op == e.op)
+      return reflected ? (e.reflected ? e.reflected : "") : e.dunder;
+  return {};
+}
+
+OpInfo classify_op(std::string_view name) {
+  const Registry& r = registry();
+  auto it = r.find(std::string(name));
+  if (it == r.end()) it = r.find(strip_cxx_name(name));
+  if (it != r.end()) return it->second;
+  OpInfo info;  // spec §6.6: unknown ops are NONLINEAR with no positions
+  info.name = std::string(name);
+  return info;
+}
+
+// ---------------------------------------------------------------------------
+// Per-axis rule (spec §6.4) and suggestions (§9.4).
+// ---------------------------------------------------------------------------
+namespace {
+
+std::string operand_name(const AxisOperand& o) {
+  return o.weak_scalar ? "Scalar" : to_string(o.type);
+}
+
+std::string list_types(const std::vector<AxisOperand>& ops) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (i) s += ", ";
+    s += operand_name(ops[i]);
+  }
+  return s + "]";
+}
+
+/// The rule without suggestions; `row` reports which row decided (for
+/// messages).
+Result<PerAxisType> decide(const std::vector<AxisOperand>& ops, OpClass cls,
+                           std::string_view axis, std::string_view op_name) {
+  bool has_r = false, has_i = false, has_v = false, has_p = false,
+       has_scalar = false;
+  int partials = 0;
+  for (const AxisOperand& o : ops) {
+    if (o.weak_scalar) {
+      has_scalar = true;
+      continue;
+    }
+    switch (o.type.local().kind) {
+      case TypeKind::Replicate: has_r = true; break;
+      case TypeKind::Invariant: has_i = true; break;
+      case TypeKind::Varying:
+      case TypeKind::Shard: has_v = true; break;
+      case TypeKind::Partial:
+        has_p = true;
+        ++partials;
+        break;
+    }
+  }
+  (void)has_scalar;
+  if (!has_i && !has_v && !has_p) return spmd::types::R;  // row 1
+  if (!has_r && !has_v && !has_p) return spmd::types::I;  // row 2
+  if (!has_i && !has_p) return spmd::types::V;            // row 3
+
+  TypeError e;
+  e.kind = ErrorKind::SpmdTypeError;
+  e.axis = std::string(axis);
+  e.actual = list_types(ops);
+  std::string prefix =
+      op_name.empty() ? std::string() : std::string(op_name) + ": ";
+  std::string on_axis = " on axis " + std::string(axis);
+  std::string got = "; operand types " + e.actual;
+  if (has_i) {  // row 4
+    e.message = prefix + "Invariant type" + on_axis +
+                " cannot mix with other types" + got +
+                ". Invariant tensors combine only with Invariant tensors and "
+                "plain numbers";
+    e.expected = "all I";
+  } else if (has_v) {  // row 5 (P with V)
+    e.message = prefix + "Partial type" + on_axis +
+                " cannot combine with Varying" + got +
+                ". A pending sum and per-rank data have no common meaning";
+    e.expected = "no P together with V";
+  } else if (cls == OpClass::Nonlinear) {  // row 6
+    e.message = prefix + "Partial type" + on_axis +
+                " cannot propagate through non-linear ops" + got +
+                ". A non-linear function of a pending sum is not the sum of "
+                "the per-rank results";
+    e.expected = "no P in a non-linear op";
+  } else if (cls == OpClass::Linear && (has_r || has_scalar)) {  // row 7
+    e.message =
+        prefix + "Partial type" + on_axis +
+        " cannot be added to a non-partial term in a linear op" + got +
+        ". The op is affine in the partial operand: the non-partial term "
+        "would be counted once per rank when the pending sum is reduced";
+    e.expected = "all P";
+  } else if (cls == OpClass::Multilinear && partials > 1) {  // row 8
+    e.message = prefix + "Partial in multiple factors of multilinear op" +
+                on_axis + " is forbidden" + got +
+                ". A product of sums is not the sum of per-rank products";
+    e.expected = "exactly one P factor";
+  } else if (has_p) {  // row 9
+    return spmd::types::P;
+  } else {  // row 10
+    e.message = prefix + "Incompatible types" + on_axis + got;
+  }
+  return e;
+}
+
+struct Suggestion {
+  TypeKind from, to;
+  const char* call;
+  const char* src;
+  const char* dst;
+  const char* effect;
+};
+
+constexpr Suggestion kSuggestions[] = {
+    {TypeKind::Invariant, TypeKind::Replicate, "convert", "I", "R",
+     "no-op forward, all-reduce in backward"},
+    {TypeKind::Invariant, TypeKind::Partial, "convert", "I", "P",
+     "zeros non-rank-0 in forward, no-op backward"},
+    {TypeKind::Partial, TypeKind::Replicate, "all_reduce", "P", "R",
+     "all-reduce in forward, all-reduce in backward"},
+    {TypeKind::Partial, TypeKind::Invariant, "all_reduce", "P", "I",
+     "all-reduce in forward, no-op backward"},
+    {TypeKind::Replicate, TypeKind::Partial, "convert", "R", "P",
+     "zeros non-rank-0 in forward, zeros non-rank-0 in backward"},
+};
+
+std::string suggestions_for(const std::vector<AxisOperand>& ops, OpClass cls,
+                            std::string_view axis) {
+  std::string lines;
+  for (const Suggestion& s : kSuggestions) {
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const AxisOperand& o) {
+      return !o.weak_scalar && o.type.local().kind == s.from;
+    });
+    if (it == ops.end()) continue;
+    std::vector<AxisOperand> rewritten = ops;
+    rewritten[it - ops.begin()].type = PerAxisType{s.to, 0};
+    auto fixed = decide(rewritten, cls, axis, {});
+    if (!fixed.ok()) continue;
+    std::vector<AxisOperand> rest = ops;
+    rest.erase(rest.begin() + (it - ops.begin()));
+    if (!rest.empty()) {
+      auto alone = decide(rest, cls, axis, {});
+      if (alone.ok() && alone.value() != fixed.value()) continue;
+    }
+    lines += "\n  spmd::" + std::string(s.call) + "(tensor, " +
+             std::string(axis) + ", " + s.src + ", " + s.dst + ") on the " +
+             full_name(PerAxisType{s.from, 0}) + " operand (" + s.effect + ")";
+  }
+  if (lines.empty()) return {};
+  return "Are you missing a collective or a reinterpret/convert call? e.g.," +
+         lines;
+}
+
+}  // namespace
+
+Result<PerAxisType> infer_axis(const std::vector<AxisOperand>& operands,
+                               OpClass op_class, std::string_view axis,
+                               std::string_view op_name) {
+  auto r = decide(operands, op_class, axis, op_name);
+  if (r.ok()) return r;
+  TypeError e = r.error();
+  e.fix = suggestions_for(operands, op_class, axis);
+  return e;
+}
+
+// ---------------------------------------------------------------------------
+// Whole-op inference (spec §6.1-§6.10).
+// ---------------------------------------------------------------------------
+namespace {
+
+bool contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::string axis_set(const std::set<std::string>& axes) {
+  std::string s = "{";
+  bool first = true;
+  for (const auto& a : axes) {
+    if (!first) s += ", ";
+    first = false;
+    s += a;
+  }
+  return s + "}";
+}
+
+std::string axis_set(const TensorType& t) {
+  auto v = t.axes();
+  return axis_set(std::set<std::string>(v.begin(), v.end()));
+}
+
+/// A collected operand: a map (tensor or typed scalar) or the weak scalar.
+struct Collected {
+  bool weak = false;
+  TensorType type;
+  std::size_t index = 0;  // args[i] numbering
+};
+
+}  // namespace
+
+Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
+                         const InferenceContext& ctx) {
+  const std::string& op_name = op.name;
+
+  // Nonlinear positions (division denominators) must not be P (spec §6.5).
+  for (const Operand& o : operands) {
+    if (o.kind == Operand::Kind::WeakScalar || !o.type) continue;
+    if (!contains(op.nonlinear_positions, o.position)) continue;
+    for (const auto& [axis, t] : o.type->map()) {
+      if (t.kind != TypeKind::Partial) continue;
+      TypeError e;
+      e.kind = ErrorKind::SpmdTypeError;
+      e.axis = axis;
+      e.actual = "P";
+      e.expected = "R, I or V";
+      e.message = op_name + ": Partial type in nonlinear argument on axis " +
+                  axis +
+                  " is not allowed (division is linear in the numerator "
+                  "only)";
+      e.fix = "Reduce it first, e.g. spmd::all_reduce(denominator, " + axis +
+              ", P, R)";
+      return e;
+    }
+  }
+
+  // Collect operand types (spec §6.1): tensors first, then scalars.
+  std::vector<Collected> collected;
+  bool any_typed_input = false;  // tensors (even untyped) or typed scalars
+  for (const Operand& o : operands) {
+    if (o.kind != Operand::Kind::Tensor) continue;
+    collected.push_back({false, o.type.value_or(TensorType{}), 0});
+    any_typed_input = true;
+  }
+  bool weak_scalar_present = false;
+  for (const Operand& o : operands) {
+    if (o.kind == Operand::Kind::TypedScalar) {
+      collected.push_back({false, o.type.value_or(TensorType{}), 0});
+      any_typed_input = true;
+    } else if (o.kind == Operand::Kind::WeakScalar) {
+      bool declared = o.position < 0 ? !op.tensor_positions.empty()
+                                     : contains(op.tensor_positions, o.position);
+      if (declared) {
+        collected.push_back({true, {}, 0});
+        weak_scalar_present = true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < collected.size(); ++i) collected[i].index = i;
+  (void)weak_scalar_present;
+
+  // Factories (spec §6.10).
+  const bool mesh_set = ctx.mesh_axes.has_value();
+  auto mesh_replicate = [&] {
+    TensorType t;
+    if (mesh_set)
+      for (const auto& a : *ctx.mesh_axes) t.set(a, spmd::types::R);
+    return t;
+  };
+  if (op.shape == OpShape::NewFactory) return mesh_replicate();
+  if (!any_typed_input) {
+    if (op.shape == OpShape::DeterministicFactory) return mesh_replicate();
+    return TensorType{};
+  }
+
+  // Axis set (spec §6.3).
+  std::set<std::string> all_axes;
+  std::set<std::string> operand_axes;
+  for (const Collected& c : collected)
+    for (const auto& entry : c.type.map()) operand_axes.insert(entry.first);
+  all_axes = operand_axes;
+  if (mesh_set) all_axes.insert(ctx.mesh_axes->begin(), ctx.mesh_axes->end());
+  std::set<std::string> mesh_axes;
+  if (mesh_set) mesh_axes.insert(ctx.mesh_axes->begin(), ctx.mesh_axes->end());
+
+  TensorType out;
+  for (const std::string& axis : all_axes) {
+    // Per operand: its type on this axis, or missing.
+    std::vector<std::pair<std::size_t, AxisOperand>> present;
+    for (const Collected& c : collected) {
+      if (c.weak) continue;
+      auto t = c.type.get(axis);
+      if (t) {
+        present.push_back({c.index, AxisOperand::of(*t)});
+        continue;
+      }
+      if (!ctx.strict) continue;
+      TypeError e;
+      e.kind = ErrorKind::SpmdTypeError;
+      e.axis = axis;
+      e.actual = c.type.to_string();
+      std::string where;
+      if (mesh_axes.count(axis)) {
+        where = "from the current mesh " + axis_set(mesh_axes);
+      } else {
+        where = "present on other operands " + axis_set(operand_axes) +
+                "; every operand must carry the same axis set";
+      }
+      e.message = op_name + ": args[" + std::to_string(c.index) +
+                  "] is missing axis " + axis + " " + where +
+                  " (args[" + std::to_string(c.index) + "] has axes " +
+                  axis_set(c.type) + ")";
+      e.fix = "Annotate the operand's type on " + axis +
+              ", e.g. spmd::assert_type(x, {" + axis + " = R}) or an "
+              "[[spmd::type(" + axis + " = ...)]] annotation";
+      return e;
+    }
+    if (present.empty()) continue;  // permissive: no operand has the axis
+
+    // Weak scalars join on axes the tensor operands mention.
+    std::vector<AxisOperand> axis_ops;
+    std::vector<std::size_t> order;
+    for (const Collected& c : collected) {
+      if (c.weak) {
+        if (operand_axes.count(axis)) axis_ops.push_back(AxisOperand::scalar());
+        continue;
+      }
+      for (const auto& [idx, ao] : present)
+        if (idx == c.index) axis_ops.push_back(ao);
+    }
+
+    Result<PerAxisType> t = spmd::types::R;
+    if (op.shape == OpShape::LinearOfProduct && axis_ops.size() >= 3) {
+      // addmm(self, m1, m2) = LINEAR(MULTILINEAR(m1, m2), self).
+      std::vector<AxisOperand> factors(axis_ops.begin() + 1, axis_ops.end());
+      auto product = infer_axis(factors, OpClass::Multilinear, axis, op_name);
+      if (!product.ok()) return product.error();
+      t = infer_axis({AxisOperand::of(product.value()), axis_ops[0]},
+                     OpClass::Linear, axis, op_name);
+    } else {
+      OpClass cls = op.shape == OpShape::LinearOfProduct ? OpClass::Multilinear
+                                                         : op.op_class;
+      t = infer_axis(axis_ops, cls, axis, op_name);
+    }
+    if (!t.ok()) return t.error();
+    out.set(axis, t.value());
+  }
+  return out;
+}
+
+Result<TensorType> infer(std::string_view op_name,
+                         const std::vector<Operand>& operands,
+                         const InferenceContext& ctx) {
+  return infer(classify_op(op_name), operands, ctx);
+}
+
+// ---------------------------------------------------------------------------
+// In-place and out= (spec §6.11).
+// ---------------------------------------------------------------------------
+Result<TensorType> apply_inplace(std::string_view op_name,
+                                 const std::optional<TensorType>& before,
+                                 const TensorType& inferred,
+                                 bool requires_grad) {
+  if (!before) return inferred;
+  for (const auto& [axis, after] : inferred.map()) {
+    auto prev = before->get(axis);
+    if (!prev || *prev == after) continue;
+    bool widening = after.kind == TypeKind::Varying &&
+                    (prev->kind == TypeKind::Replicate ||
+                     prev->kind == TypeKind::Invariant);
+    if (widening && !requires_grad) continue;
+    TypeError e;
+    e.kind = ErrorKind::SpmdTypeError;
+    e.axis = axis;
+    e.expected = to_string(*prev);
+    e.actual = to_string(after);
+    e.message = std::string(op_name) +
+                ": in-place/out operation would change SPMD type on axis " +
+                axis + " from " + to_string(*prev) + " to " +
+                to_string(after);
+    if (widening) {
+      e.message +=
+          " (widening to V is allowed only for tensors that do not require "
+          "grad: it would change the gradient contract of an autograd leaf)";
+      e.fix = "Use the out-of-place op and assign the result to a new tensor";
+    } else {
+      e.fix = "Use the out-of-place op, or convert the operands so the "
+              "result keeps type " +
+              to_string(*prev);
+    }
+    return e;
+  }
+  TensorType result = *before;
+  for (const auto& [axis, t] : inferred.map()) result.set(axis, t);
+  return result;
+}
+
+}  // namespace spmd::core

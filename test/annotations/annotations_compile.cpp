@@ -1,0 +1,32 @@
+// Annotated code must compile warning-free without the plugin: the SPMD_*
+// macros expand to nothing and the vocabulary is plain constexpr C++.
+#include <spmd/annotations.h>
+
+using namespace spmd::types;
+
+SPMD_AXIS(dp);
+SPMD_AXIS(tp);
+
+static_assert((dp = R).type == spmd::R);
+static_assert((tp = S(-1)).type.dim == -1);
+static_assert(S(0) != S(1) && S(0) == S(0) && S(0) != V);
+static_assert(S(2).local() == V);
+static_assert(spmd::P == P);
+
+struct Block {
+  SPMD_TYPE(dp = R, tp = V) float weight = 0;
+};
+
+SPMD_TYPE(dp = V, tp = R)
+SPMD_MESH(dp, tp)
+float forward(SPMD_TYPE(dp = V, tp = V) float x, const Block& b) {
+  SPMD_TYPE(dp = V, tp = V) float y = x * b.weight;
+  return y;
+}
+
+SPMD_UNCHECKED float opaque(float x) { return x; }
+
+int main() {
+  Block b;
+  return static_cast<int>(forward(1.0f, b) + opaque(0.0f));
+}
