@@ -5,6 +5,9 @@
 
 #include <spmd/annotations.h>
 #include <spmd/collectives.h>
+#include <spmd/errors.h>
+#include <spmd/mesh.h>
+#include <spmd/process_groups.h>
 #include <spmd/type_annotations.h>
 
 #endif  // SPMD_SPMD_H

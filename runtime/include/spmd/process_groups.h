@@ -1,0 +1,151 @@
+// spmd/process_groups.h - the world process group, its backends and the
+// launcher environment (torchrun, OpenMPI's mpirun, Slurm's srun).
+//
+// A World is one rank's handle on the job: its c10d world process group plus
+// what is needed to create sub-groups later (the store, the backend, the
+// timeout). spmd::DeviceMesh is built on a World.
+#ifndef SPMD_PROCESS_GROUPS_H
+#define SPMD_PROCESS_GROUPS_H
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <vector>
+
+namespace spmd {
+
+/// The communication backends.
+enum class Backend {
+  Gloo,  ///< CPU tensors over TCP (c10d::ProcessGroupGloo).
+  Nccl,  ///< CUDA tensors; only in builds with SPMD_WITH_CUDA.
+  Fake,  ///< Single-process checking: rank r of a world of N, every
+         ///< collective completes at once with correctly shaped outputs.
+};
+
+/// "gloo", "nccl", "fake".
+const char* to_string(Backend backend);
+/// Parses "gloo" / "nccl" / "fake". Errors: spmd::InvalidArgument naming
+/// the value and the accepted ones (and, for "nccl" in a CPU-only build,
+/// saying that the runtime was built without SPMD_WITH_CUDA).
+Backend parse_backend(std::string_view name);
+
+/// Default bound on every collective and rendezvous: 300 s, overridden by the
+/// environment variable SPMD_TIMEOUT_MS when set.
+std::chrono::milliseconds default_timeout();
+
+/// Options of a World (spec-independent, c10d-style: a struct with defaults).
+struct WorldOptions {
+  /// Bound on every collective and on rendezvous. A peer that does not arrive
+  /// in time gives spmd::CollectiveError naming the collective and the axis.
+  std::chrono::milliseconds timeout = default_timeout();
+  /// Gloo: the address this rank listens on. Empty: GLOO_SOCKET_IFNAME if
+  /// set, else the host's default interface.
+  std::string gloo_hostname;
+};
+
+/// One rank's handle on the job: the world process group, its store and
+/// backend. Thread-compatible: one World per rank (ranks may be threads of
+/// one process, each with its own World). All ranks must create sub-groups
+/// (DeviceMesh) in the same order: group ids are counted per World.
+class World {
+ public:
+  /// Creates the world group of `size` ranks, this one being `rank`,
+  /// rendezvousing through `store` (not needed for Backend::Fake).
+  /// Errors: spmd::InvalidArgument for a bad rank/size, an unavailable
+  /// backend; spmd::CollectiveError when the rendezvous times out.
+  static std::shared_ptr<World> create(Backend backend, int rank, int size,
+                                       c10::intrusive_ptr<c10d::Store> store,
+                                       WorldOptions options = {});
+  /// A fake world (Backend::Fake): no peers, no store.
+  static std::shared_ptr<World> fake(int rank, int size,
+                                     WorldOptions options = {});
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  Backend backend() const { return backend_; }
+  std::chrono::milliseconds timeout() const { return options_.timeout; }
+  const c10::intrusive_ptr<c10d::ProcessGroup>& process_group() const {
+    return world_;
+  }
+  const c10::intrusive_ptr<c10d::Store>& store() const { return store_; }
+
+  /// Creates the process group of the given global ranks (sorted, unique,
+  /// containing this rank); only those ranks take part, and they must pass
+  /// the same `tag`. A one-rank group never communicates.
+  c10::intrusive_ptr<c10d::ProcessGroup> new_group(
+      const std::vector<int>& ranks, const std::string& tag);
+
+  /// The next group id of this World (same sequence on every rank as long
+  /// as all ranks build their meshes in the same order).
+  int next_group_id() { return next_group_id_++; }
+
+ private:
+  World(Backend backend, int rank, int size,
+        c10::intrusive_ptr<c10d::Store> store, WorldOptions options);
+
+  Backend backend_;
+  int rank_;
+  int size_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  WorldOptions options_;
+  c10::intrusive_ptr<c10d::ProcessGroup> world_;
+  std::atomic<int> next_group_id_{0};
+};
+
+/// A c10d process group of the fake backend: rank `rank` of `size`.
+/// allreduce / broadcast leave the data as is, allgather fills every slot
+/// with this rank's input, alltoall and reduce_scatter keep this rank's own
+/// piece where shapes allow (zeros otherwise); every Work is complete at
+/// once. Values are therefore those of a world in which every rank holds the
+/// same data (exact for size 1); shapes and dtypes are always right.
+c10::intrusive_ptr<c10d::ProcessGroup> make_fake_process_group(int rank,
+                                                               int size);
+
+/// Where this process sits in the job, as read from a launcher's environment.
+struct LaunchEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string master_addr;
+  int master_port = 0;
+  std::string launcher;  ///< "torchrun", "mpirun" or "srun"
+};
+
+/// Reads the launcher environment through `getenv` (std::getenv by default).
+/// torchrun: RANK, WORLD_SIZE, LOCAL_RANK; OpenMPI: OMPI_COMM_WORLD_RANK,
+/// OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK; Slurm: SLURM_PROCID,
+/// SLURM_NTASKS, SLURM_LOCALID. MASTER_ADDR and MASTER_PORT are needed for
+/// every launcher (the TCPStore rendezvous). Errors: spmd::InvalidArgument
+/// naming the missing, malformed or contradictory variable (e.g. RANK=1
+/// with OMPI_COMM_WORLD_RANK=2), or saying that no launcher was detected.
+LaunchEnv parse_launch_env(
+    const std::function<const char*(const char*)>& getenv = nullptr);
+
+/// Options of init_from_env / init.
+struct InitOptions {
+  /// Empty: the environment variable SPMD_BACKEND, else "gloo".
+  std::string backend;
+  WorldOptions world;
+};
+
+/// Creates the World of this process from the launcher environment
+/// (parse_launch_env) with a c10d::TCPStore on MASTER_ADDR:MASTER_PORT
+/// (rank 0 hosts it). The fake backend needs no MASTER_*.
+std::shared_ptr<World> init_from_env(const InitOptions& options = {});
+
+/// Explicit init: rank `rank` of `size`, TCPStore on `master_addr:port`
+/// (rank 0 hosts it).
+std::shared_ptr<World> init(Backend backend, int rank, int size,
+                            const std::string& master_addr, int master_port,
+                            WorldOptions options = {});
+
+}  // namespace spmd
+
+#endif  // SPMD_PROCESS_GROUPS_H

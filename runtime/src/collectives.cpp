@@ -1,0 +1,649 @@
+// collectives.cpp - the differentiable SPMD collectives of spec §7.
+//
+// Every public collective follows the same path:
+//   1. build a core::CollectiveCall, resolve negative shard dims, check the
+//      arguments with the core rules (legality, expert gate, dims);
+//   2. resolve the axis through the current mesh to a process group;
+//   3. lower aliases and redistribute (routing table, §7.12) to a primitive;
+//   4. run the primitive as one autograd node (CollectiveFunction) whose
+//      backward runs core::backward_of(primitive) - the dual - through the
+//      same path, so double backward works too;
+//   5. hand input and output to the runtime checker's hook (§5.2 step 8).
+//
+// Data movement (n ranks on the axis, this rank r): V stacks / unbinds on a
+// dim (default 0), S(i) concatenates / splits on dim i, uneven S(i) via split
+// sizes. Every rank must call the same collectives in the same order on a
+// group (c10d's invariant); a peer that does not arrive within the World's
+// timeout gives spmd::CollectiveError naming the collective and the axis.
+#include <ATen/ATen.h>
+#include <spmd/collectives.h>
+#include <spmd/core/collectives.h>
+#include <spmd/detail/collective_hook.h>
+#include <spmd/errors.h>
+#include <spmd/mesh.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <numeric>
+#include <sstream>
+
+namespace spmd {
+namespace {
+
+using at::Tensor;
+using core::Collective;
+using core::CollectiveCall;
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Everything a primitive needs in forward and in backward. Copies the group
+// handle so that backward works after the mesh guard is gone.
+struct Plan : torch::CustomClassHolder {
+  CollectiveCall call;  // a primitive: resolved, aliases and routing lowered
+  std::string what;     // user-facing name for messages ("all_gather")
+  std::string axis;
+  std::string mesh;
+  int64_t n = 1;
+  int64_t r = 0;
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  std::chrono::milliseconds timeout{0};
+  std::optional<c10::ScalarType> op_dtype;
+  std::optional<c10::ScalarType> out_dtype;
+  BackwardOptions backward;
+};
+
+[[noreturn]] void shape_error(const Plan& p, const std::string& detail) {
+  throw ShapeError(p.what + " on axis '" + p.axis + "' (group of " +
+                   std::to_string(p.n) + "): " + detail);
+}
+
+// Waits for a c10d work item; communication failures become CollectiveError.
+void wait(const Plan& p, const char* primitive,
+          const std::function<c10::intrusive_ptr<c10d::Work>()>& start) {
+  try {
+    auto work = start();
+    work->wait();
+  } catch (const SpmdError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::ostringstream os;
+    os << p.what << " on axis '" << p.axis << "' failed in c10d " << primitive
+       << " (rank " << p.r << " of " << p.n << " on the axis, " << p.mesh
+       << "): a peer did not arrive within the timeout of " << p.timeout.count()
+       << " ms or the connection broke; every rank of the axis must call the "
+          "same collectives in the same order. c10d said: "
+       << e.what();
+    throw CollectiveError(os.str());
+  }
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const Plan& p, const char* name) {
+  if (dim < -ndim || dim >= ndim)
+    throw InvalidArgument(p.what + ": " + name + "=" + std::to_string(dim) +
+                          " is out of range for a result with " +
+                          std::to_string(ndim) + " dims");
+  return dim < 0 ? dim + ndim : dim;
+}
+
+int shard_dim(core::PerAxisType t) { return t.dim; }
+
+std::vector<int64_t> to_i64(const std::vector<long>& v) {
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+// ---------------------------------------------------------------------------
+// Raw communication on the axis group.
+
+// [n, *x.shape]: slot s holds rank s's x (all ranks must pass equal shapes).
+Tensor gather_stacked(const Tensor& x, const Plan& p) {
+  Tensor in = x.contiguous();
+  std::vector<int64_t> shape{p.n};
+  shape.insert(shape.end(), in.sizes().begin(), in.sizes().end());
+  Tensor out = at::empty(shape, in.options());
+  if (p.n == 1) return out.copy_(in.unsqueeze(0));
+  std::vector<std::vector<Tensor>> outs{out.unbind(0)};
+  std::vector<Tensor> ins{in};
+  wait(p, "allgather", [&] { return p.pg->allgather(outs, ins); });
+  return out;
+}
+
+// Sum over ranks of piece r: rank s contributes pieces[k] to rank k.
+// Gloo (libtorch 1.13) has no reduce_scatter: there it is one all-to-all of
+// the pieces followed by a local sum, which moves the same bytes as a ring
+// reduce-scatter.
+Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p) {
+  const Tensor& mine = pieces[p.r];
+  if (p.n == 1) return mine.clone(at::MemoryFormat::Contiguous);
+  bool even = true;
+  for (const auto& t : pieces) even = even && t.sizes() == mine.sizes();
+  if (even && p.pg->getBackendName() != "gloo") {
+    Tensor out = at::empty(mine.sizes(), mine.options());
+    std::vector<Tensor> outs{out};
+    std::vector<std::vector<Tensor>> ins{{}};
+    for (auto& t : pieces) ins[0].push_back(t.contiguous());
+    wait(p, "reduce_scatter", [&] { return p.pg->reduce_scatter(outs, ins); });
+    return out;
+  }
+  std::vector<int64_t> in_splits;
+  std::vector<Tensor> flat;
+  for (auto& t : pieces) {
+    in_splits.push_back(t.numel());
+    flat.push_back(t.reshape({-1}));
+  }
+  Tensor input = at::cat(flat, 0);
+  Tensor output = at::empty({p.n * mine.numel()}, mine.options());
+  std::vector<int64_t> out_splits(p.n, mine.numel());
+  wait(p, "alltoall_base", [&] {
+    return p.pg->alltoall_base(output, input, out_splits, in_splits);
+  });
+  return output.view({p.n, mine.numel()}).sum(0).view(mine.sizes());
+}
+
+// The input split into n contiguous blocks along dim 0 is exchanged: block k
+// goes to rank k; the result holds the received blocks in rank order.
+Tensor exchange(const Tensor& x, std::vector<int64_t> out_rows,
+                std::vector<int64_t> in_rows, const Plan& p) {
+  Tensor in = x.contiguous();
+  int64_t rows = out_rows.empty() ? in.size(0)
+                                  : std::accumulate(out_rows.begin(),
+                                                    out_rows.end(), int64_t{0});
+  std::vector<int64_t> shape = in.sizes().vec();
+  shape[0] = rows;
+  Tensor out = at::empty(shape, in.options());
+  if (p.n == 1) return out.copy_(in);
+  wait(p, "alltoall_base",
+       [&] { return p.pg->alltoall_base(out, in, out_rows, in_rows); });
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Forward kernels of the primitives (spec §7.3-§7.8), in the op dtype.
+
+Tensor all_reduce_kernel(const Tensor& x, bool owned, const Plan& p) {
+  if (p.call.inplace) {
+    Tensor buf = x.is_contiguous() ? x : x.contiguous();
+    if (p.n > 1) {
+      std::vector<Tensor> v{buf};
+      wait(p, "allreduce", [&] { return p.pg->allreduce(v); });
+    }
+    if (!buf.is_same(x)) x.copy_(buf);
+    return x;
+  }
+  Tensor y =
+      owned && x.is_contiguous() ? x : x.clone(at::MemoryFormat::Contiguous);
+  if (p.n > 1) {
+    std::vector<Tensor> v{y};
+    wait(p, "allreduce", [&] { return p.pg->allreduce(v); });
+  }
+  return y;
+}
+
+Tensor all_gather_kernel(const Tensor& x, const Plan& p) {
+  const CollectiveCall& c = p.call;
+  if (!c.src.is_shard()) {  // V: stack on gather_dim
+    int64_t g =
+        wrap_dim(c.gather_dim.value_or(0), x.dim() + 1, p, "gather_dim");
+    Tensor out = gather_stacked(x, p);
+    return g == 0 ? out : out.movedim(0, g).contiguous();
+  }
+  const int64_t i = shard_dim(c.src);
+  if (c.split_sizes.empty()) {  // S(i): concatenate on i
+    Tensor out = gather_stacked(x, p);
+    if (i == 0) return out.flatten(0, 1);
+    return out.movedim(0, i).flatten(i, i + 1);
+  }
+  // Uneven S(i): pad every shard to the largest, gather, trim, concatenate.
+  auto sizes = to_i64(c.split_sizes);
+  if (static_cast<int64_t>(sizes.size()) != p.n)
+    shape_error(p, "split_sizes has " + std::to_string(sizes.size()) +
+                       " entries but the axis has " + std::to_string(p.n) +
+                       " ranks");
+  if (x.size(i) != sizes[p.r])
+    shape_error(p, "this rank's extent along dim " + std::to_string(i) +
+                       " is " + std::to_string(x.size(i)) +
+                       " but split_sizes[" + std::to_string(p.r) + "] is " +
+                       std::to_string(sizes[p.r]));
+  const int64_t max = *std::max_element(sizes.begin(), sizes.end());
+  Tensor moved = x.movedim(i, 0);
+  std::vector<int64_t> padded_shape = moved.sizes().vec();
+  padded_shape[0] = max;
+  Tensor padded = at::zeros(padded_shape, x.options());
+  padded.narrow(0, 0, moved.size(0)).copy_(moved);
+  Tensor out = gather_stacked(padded, p);
+  std::vector<Tensor> pieces;
+  for (int64_t s = 0; s < p.n; ++s)
+    pieces.push_back(out[s].narrow(0, 0, sizes[s]));
+  Tensor cat = at::cat(pieces, 0);
+  return i == 0 ? cat : cat.movedim(0, i).contiguous();
+}
+
+Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
+  const CollectiveCall& c = p.call;
+  if (!c.dst.is_shard()) {  // V: unbind scatter_dim
+    if (x.dim() == 0) shape_error(p, "a 0-d input cannot be scattered");
+    int64_t d = wrap_dim(c.scatter_dim.value_or(0), x.dim(), p, "scatter_dim");
+    if (x.size(d) != p.n)
+      shape_error(p, "input dimension " + std::to_string(d) + " has size " +
+                         std::to_string(x.size(d)) +
+                         " but must equal the group size " +
+                         std::to_string(p.n) + " (V unbinds it)");
+    return reduce_scatter_pieces(x.unbind(d), p);
+  }
+  const int64_t i = shard_dim(c.dst);
+  if (c.split_sizes.empty()) {
+    if (x.size(i) % p.n != 0)
+      shape_error(p, "input dimension " + std::to_string(i) + " (" +
+                         std::to_string(x.size(i)) +
+                         " must be a multiple of group_size " +
+                         std::to_string(p.n) +
+                         "); pass split_sizes for uneven shards");
+    return reduce_scatter_pieces(x.chunk(p.n, i), p);
+  }
+  auto sizes = to_i64(c.split_sizes);
+  if (static_cast<int64_t>(sizes.size()) != p.n)
+    shape_error(p, "split_sizes has " + std::to_string(sizes.size()) +
+                       " entries but the axis has " + std::to_string(p.n) +
+                       " ranks");
+  if (std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != x.size(i))
+    shape_error(p, "split_sizes sum to " +
+                       std::to_string(std::accumulate(
+                           sizes.begin(), sizes.end(), int64_t{0})) +
+                       " but input dimension " + std::to_string(i) + " is " +
+                       std::to_string(x.size(i)));
+  return reduce_scatter_pieces(x.split_with_sizes(sizes, i), p);
+}
+
+Tensor all_to_all_kernel(const Tensor& x, const Plan& p) {
+  const CollectiveCall& c = p.call;
+  const bool src_shard = c.src.is_shard(), dst_shard = c.dst.is_shard();
+  if (x.dim() == 0) shape_error(p, "a 0-d input cannot be split");
+  if (!c.input_split_sizes.empty() || !c.output_split_sizes.empty()) {
+    // Uneven: dims are 0 (checked by the core); default splits are even.
+    auto even = std::vector<int64_t>(p.n, x.size(0) / p.n);
+    auto in_rows =
+        c.input_split_sizes.empty() ? even : to_i64(c.input_split_sizes);
+    auto out_rows =
+        c.output_split_sizes.empty() ? even : to_i64(c.output_split_sizes);
+    if (static_cast<int64_t>(in_rows.size()) != p.n ||
+        static_cast<int64_t>(out_rows.size()) != p.n)
+      shape_error(p,
+                  "input_split_sizes and output_split_sizes need one entry "
+                  "per rank (" +
+                      std::to_string(p.n) + ")");
+    if (std::accumulate(in_rows.begin(), in_rows.end(), int64_t{0}) !=
+        x.size(0))
+      shape_error(p, "input_split_sizes do not sum to the input's dim 0 (" +
+                         std::to_string(x.size(0)) + ")");
+    return exchange(x, out_rows, in_rows, p);
+  }
+  // Dimension choice of spec §7.6 (shard dims already resolved).
+  const int64_t given_split =
+      wrap_dim(c.split_dim.value_or(0), x.dim(), p, "split_dim");
+  const int64_t given_concat =
+      wrap_dim(c.concat_dim.value_or(0), x.dim(), p, "concat_dim");
+  if (!src_shard && !dst_shard) {  // stack kernel
+    if (x.size(given_split) != p.n)
+      shape_error(p, "input dimension " + std::to_string(given_split) +
+                         " has size " + std::to_string(x.size(given_split)) +
+                         " but must equal the group size " +
+                         std::to_string(p.n));
+    Tensor out = exchange(x.movedim(given_split, 0), {}, {}, p);  // [n, rest]
+    return given_concat == 0 ? out : out.movedim(0, given_concat).contiguous();
+  }
+  // Shard kernel: S(i)->S(j) splits on j and concatenates on i; S(i)->V
+  // splits on i; V->S(j) concatenates on j.
+  int64_t split_dim, concat;
+  if (src_shard && dst_shard) {
+    split_dim = shard_dim(c.dst);
+    concat = shard_dim(c.src);
+  } else if (src_shard) {
+    split_dim = shard_dim(c.src);
+    concat = given_concat;
+  } else {
+    split_dim = given_split;
+    concat = shard_dim(c.dst);
+  }
+  if (x.size(split_dim) % p.n != 0)
+    throw InvalidArgument(
+        p.what + " on axis '" + p.axis + "': input dimension " +
+        std::to_string(split_dim) + " (" + std::to_string(x.size(split_dim)) +
+        ") is not evenly divisible by world_size " + std::to_string(p.n));
+  Tensor out = exchange(x.movedim(split_dim, 0), {}, {}, p);
+  if (split_dim == 0 && concat == 0) return out;
+  std::vector<Tensor> pieces;
+  for (Tensor& piece : out.chunk(p.n, 0))
+    pieces.push_back(piece.movedim(0, split_dim));
+  return at::cat(pieces, concat);
+}
+
+// Keeps piece `index` of `len`-long chunks along dim (torch.chunk semantics:
+// pieces of ceil(L/n), the last ones may be short or empty).
+Tensor chunk_piece(const Tensor& x, int64_t dim, const Plan& p) {
+  const int64_t L = x.size(dim);
+  const int64_t piece = (L + p.n - 1) / p.n;
+  const int64_t start = std::min(p.r * piece, L);
+  const int64_t len = std::max<int64_t>(0, std::min(piece, L - start));
+  return x.narrow(dim, start, len).clone(at::MemoryFormat::Contiguous);
+}
+
+Tensor convert_kernel(const Tensor& x, const Plan& p) {
+  using spmd::TypeKind;
+  const auto src = p.call.src.kind, dst = p.call.dst.kind;
+  const bool src_ri = src == TypeKind::Replicate || src == TypeKind::Invariant;
+  if (src_ri && dst == TypeKind::Varying) {
+    if (x.dim() == 0 || x.size(0) != p.n)
+      shape_error(p,
+                  "convert to V unbinds dim 0, which must have the group "
+                  "size " +
+                      std::to_string(p.n) + "; got shape " +
+                      c10::str(x.sizes()) + " (use S(i) to chunk instead)");
+    return x.select(0, p.r).clone(at::MemoryFormat::Contiguous);
+  }
+  if (src_ri && dst == TypeKind::Shard)
+    return chunk_piece(x, p.call.dst.dim, p);
+  if (src_ri && dst == TypeKind::Partial)
+    return p.r == 0 ? x.clone() : at::zeros_like(x);
+  if (src == TypeKind::Varying && dst == TypeKind::Partial) {
+    std::vector<int64_t> shape{p.n};
+    shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
+    Tensor y = at::zeros(shape, x.options());
+    y[p.r].copy_(x);
+    return y;
+  }
+  if (src == TypeKind::Shard && dst == TypeKind::Partial) {
+    const int64_t i = p.call.src.dim;
+    std::vector<int64_t> shape = x.sizes().vec();
+    const int64_t L = shape[i];
+    shape[i] = p.n * L;
+    Tensor y = at::zeros(shape, x.options());
+    y.narrow(i, p.r * L, L).copy_(x);
+    return y;
+  }
+  return x;  // R->I, I->R: identity on data
+}
+
+Tensor local_split_kernel(const Tensor& x, const Plan& p) {
+  const auto& c = p.call;
+  const int64_t i = c.dst.is_shard() ? c.dst.dim : c.src.dim;
+  auto sizes = to_i64(c.split_sizes);
+  if (static_cast<int64_t>(sizes.size()) != p.n)
+    shape_error(p, "split_sizes need one entry per rank");
+  int64_t start = 0;
+  for (int64_t s = 0; s < p.r; ++s) start += sizes[s];
+  return x.narrow(i, start, sizes[p.r]).clone(at::MemoryFormat::Contiguous);
+}
+
+Tensor run_kernel(const Tensor& x_op, bool owned, const Plan& p) {
+  switch (p.call.op) {
+    case Collective::AllReduce:
+      return all_reduce_kernel(x_op, owned, p);
+    case Collective::AllGather:
+      return all_gather_kernel(x_op, p);
+    case Collective::ReduceScatter:
+      return reduce_scatter_kernel(x_op, p);
+    case Collective::AllToAll:
+      return all_to_all_kernel(x_op, p);
+    case Collective::Convert:
+      return convert_kernel(x_op, p);
+    case Collective::Reinterpret:
+      return x_op;
+    case Collective::LocalSplit:
+      return local_split_kernel(x_op, p);
+    default:
+      throw UsageError(std::string("internal: ") + core::to_string(p.call.op) +
+                       " is not a primitive");
+  }
+}
+
+int bits(c10::ScalarType t) {
+  return static_cast<int>(c10::elementSize(t)) * 8;
+}
+
+// Forward dtypes of spec §7.10: {op dtype, out dtype}.
+std::pair<c10::ScalarType, c10::ScalarType> resolve_dtypes(
+    const CollectiveCall& call, c10::ScalarType in,
+    std::optional<c10::ScalarType> op, std::optional<c10::ScalarType> out) {
+  CollectiveCall c = call;
+  c.has_op_dtype = op.has_value();
+  c.has_out_dtype = out.has_value();
+  core::DtypePlan plan =
+      core::plan_dtypes(c, bits(in), out ? bits(*out) : bits(in));
+  auto pick = [&](core::DtypeChoice choice) {
+    switch (choice) {
+      case core::DtypeChoice::Input:
+        return in;
+      case core::DtypeChoice::Op:
+        return op.value_or(in);
+      case core::DtypeChoice::Out:
+        return out.value_or(in);
+      case core::DtypeChoice::Narrower: {
+        c10::ScalarType o = out.value_or(in);
+        return bits(o) < bits(in) ? o : in;
+      }
+    }
+    return in;
+  };
+  return {pick(plan.op), pick(plan.out)};
+}
+
+Tensor apply_primitive(const Tensor& x, c10::intrusive_ptr<Plan> plan);
+
+// One autograd node per primitive call; backward is the dual (spec §7.13).
+class CollectiveFunction
+    : public torch::autograd::Function<CollectiveFunction> {
+ public:
+  static Tensor forward(AutogradContext* ctx, Tensor x,
+                        c10::intrusive_ptr<Plan> plan) {
+    ctx->saved_data["plan"] = at::IValue::make_capsule(plan);
+    ctx->saved_data["in_dtype"] = x.scalar_type();
+    auto [op, out] = resolve_dtypes(plan->call, x.scalar_type(), plan->op_dtype,
+                                    plan->out_dtype);
+    Tensor x_op = x.scalar_type() == op ? x : x.to(op);
+    Tensor y = run_kernel(x_op, !x_op.is_same(x), *plan);
+    if (y.scalar_type() != out) y = y.to(out);
+    if (plan->call.inplace) ctx->mark_dirty({x});
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto plan = c10::static_intrusive_pointer_cast<Plan>(
+        ctx->saved_data["plan"].toCapsule());
+    const auto in_dtype = ctx->saved_data["in_dtype"].toScalarType();
+    Tensor g = grads[0];
+    if (!g.defined()) return {Tensor(), Tensor()};
+    std::vector<CollectiveCall> steps = core::backward_of(plan->call);
+    for (size_t k = 0; k < steps.size(); ++k) {
+      auto dual = c10::make_intrusive<Plan>(*plan);
+      dual->call = steps[k];
+      dual->what = std::string(core::to_string(steps[k].op)) +
+                   " (backward of " + plan->what + ")";
+      dual->op_dtype = plan->backward.op_dtype;
+      // The gradient comes back in the input's dtype unless told otherwise.
+      dual->out_dtype =
+          k + 1 == steps.size()
+              ? std::optional(plan->backward.out_dtype.value_or(in_dtype))
+              : std::nullopt;
+      dual->backward = plan->backward.backward_options
+                           ? *plan->backward.backward_options
+                           : BackwardOptions{};
+      g = apply_primitive(g, dual);
+    }
+    return {g, Tensor()};
+  }
+};
+
+Tensor apply_primitive(const Tensor& x, c10::intrusive_ptr<Plan> plan) {
+  if (core::is_noop(plan->call) && !plan->out_dtype && !plan->op_dtype)
+    return x;
+  if (core::is_noop(plan->call))
+    return x.to(plan->out_dtype.value_or(x.scalar_type()));
+  return CollectiveFunction::apply(x, std::move(plan));
+}
+
+CollectiveCall make_call(Collective op, PerAxisType src, PerAxisType dst,
+                         const CollectiveOptions& o) {
+  CollectiveCall c;
+  c.op = op;
+  c.src = src;
+  c.dst = dst;
+  c.expert_mode = o.expert_mode;
+  c.inplace = o.inplace;
+  c.has_op_dtype = o.op_dtype.has_value();
+  c.has_out_dtype = o.out_dtype.has_value();
+  if (o.gather_dim) c.gather_dim = static_cast<long>(*o.gather_dim);
+  if (o.scatter_dim) c.scatter_dim = static_cast<long>(*o.scatter_dim);
+  if (o.split_dim) c.split_dim = static_cast<long>(*o.split_dim);
+  if (o.concat_dim) c.concat_dim = static_cast<long>(*o.concat_dim);
+  c.split_sizes.assign(o.split_sizes.begin(), o.split_sizes.end());
+  c.input_split_sizes.assign(o.input_split_sizes.begin(),
+                             o.input_split_sizes.end());
+  c.output_split_sizes.assign(o.output_split_sizes.begin(),
+                              o.output_split_sizes.end());
+  return c;
+}
+
+// Lowers aliases and redistribute to the primitive that moves the data;
+// nullopt when nothing needs to run.
+std::optional<CollectiveCall> lower(const CollectiveCall& call) {
+  CollectiveCall c = call;
+  switch (call.op) {
+    case Collective::Shard:
+      c.op = Collective::Convert;
+      break;
+    case Collective::Unshard:
+      c.op = Collective::AllGather;
+      break;
+    case Collective::InvariantToReplicate:
+      c.op = Collective::Convert;
+      c.src = types::I;
+      c.dst = types::R;
+      break;
+    case Collective::Redistribute: {
+      auto routed = core::route_redistribute(call.src, call.dst);
+      if (!routed) return std::nullopt;
+      c = *routed;
+      c.has_op_dtype = call.has_op_dtype;
+      c.has_out_dtype = call.has_out_dtype;
+      break;
+    }
+    default:
+      break;
+  }
+  // Legality was checked on the user's call; internal lowering may need the
+  // expert-gated primitive (e.g. convert(R, I) for redistribute).
+  c.expert_mode = true;
+  if (core::is_noop(c)) return std::nullopt;
+  return c;
+}
+
+bool is_composed_reinterpret(const CollectiveCall& c) {
+  return c.op == Collective::Reinterpret && c.src == types::I &&
+         (c.dst == types::V || c.dst == types::P);
+}
+
+Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
+           PerAxisType dst, const CollectiveOptions& options) {
+  if (!x.defined())
+    throw UsageError(std::string(core::to_string(op)) +
+                     ": the input tensor is undefined");
+  CollectiveCall call = make_call(op, src, dst, options);
+  // reinterpret rejects S(i) before anything else (§7.7); the other ops
+  // resolve negative shard dims against x.ndim first.
+  if (op != Collective::Reinterpret)
+    call = value_or_throw(core::resolve(call, x.dim()));
+  value_or_throw(core::check_arguments(call));
+  if (is_composed_reinterpret(call) && options.backward.backward_options)
+    throw NotImplementedError(
+        std::string("reinterpret(") + core::to_string(call.src) + ", " +
+        core::to_string(call.dst) +
+        ") is a composition of two operations and does not support nested "
+        "backward_options (double-backward options)");
+
+  const MeshAxisGroup& group = resolve_axis(axis.name);
+  Tensor y;
+  if (auto prim = lower(call)) {
+    auto plan = c10::make_intrusive<Plan>();
+    plan->call = *prim;
+    plan->what = core::to_string(op);
+    plan->axis = group.name;
+    plan->mesh = group.mesh;
+    plan->n = group.size;
+    plan->r = group.local_rank;
+    plan->pg = group.group;
+    plan->timeout = group.timeout;
+    plan->op_dtype = options.op_dtype;
+    plan->out_dtype = options.out_dtype;
+    plan->backward = options.backward;
+
+    // Reduced-precision guard (§7.10): a backward that reduces in less than
+    // 32 bits must be asked for explicitly.
+    if (x.requires_grad() && at::GradMode::is_enabled() &&
+        core::backward_reduces(*prim) && !options.backward.op_dtype) {
+      auto [op_t, out_t] = resolve_dtypes(*prim, x.scalar_type(),
+                                          options.op_dtype, options.out_dtype);
+      const int narrowest =
+          std::min({bits(op_t), bits(out_t), bits(x.scalar_type())});
+      if (narrowest < 32) {
+        throw InvalidArgument(
+            call.to_string() + " on axis '" + group.name +
+            "': its backward reduces, and this call runs in " +
+            std::to_string(narrowest) +
+            "-bit precision; pass the backward reduction dtype explicitly, "
+            "e.g. options.backward.op_dtype = at::kFloat (or the same "
+            "reduced dtype to accept the precision loss)");
+      }
+    }
+    y = CollectiveFunction::apply(x, std::move(plan));
+  } else {
+    y = options.out_dtype ? x.to(*options.out_dtype) : x;
+  }
+  if (auto* hook = detail::current_collective_hook())
+    hook->on_collective(call, group.name, group.size == 1, x, y);
+  return y;
+}
+
+}  // namespace
+
+at::Tensor all_reduce(const at::Tensor& x, const Axis& axis, PerAxisType src,
+                      PerAxisType dst, const CollectiveOptions& options) {
+  return run(Collective::AllReduce, x, axis, src, dst, options);
+}
+at::Tensor all_gather(const at::Tensor& x, const Axis& axis, PerAxisType src,
+                      PerAxisType dst, const CollectiveOptions& options) {
+  return run(Collective::AllGather, x, axis, src, dst, options);
+}
+at::Tensor reduce_scatter(const at::Tensor& x, const Axis& axis,
+                          PerAxisType src, PerAxisType dst,
+                          const CollectiveOptions& options) {
+  return run(Collective::ReduceScatter, x, axis, src, dst, options);
+}
+at::Tensor all_to_all(const at::Tensor& x, const Axis& axis, PerAxisType src,
+                      PerAxisType dst, const CollectiveOptions& options) {
+  return run(Collective::AllToAll, x, axis, src, dst, options);
+}
+at::Tensor convert(const at::Tensor& x, const Axis& axis, PerAxisType src,
+                   PerAxisType dst, const CollectiveOptions& options) {
+  return run(Collective::Convert, x, axis, src, dst, options);
+}
+at::Tensor reinterpret(const at::Tensor& x, const Axis& axis, PerAxisType src,
+                       PerAxisType dst, const CollectiveOptions& options) {
+  return run(Collective::Reinterpret, x, axis, src, dst, options);
+}
+at::Tensor redistribute(const at::Tensor& x, const Axis& axis, PerAxisType src,
+                        PerAxisType dst, const CollectiveOptions& options) {
+  return run(Collective::Redistribute, x, axis, src, dst, options);
+}
+at::Tensor shard(const at::Tensor& x, const Axis& axis, PerAxisType src,
+                 PerAxisType dst, const CollectiveOptions& options) {
+  return run(Collective::Shard, x, axis, src, dst, options);
+}
+at::Tensor unshard(const at::Tensor& x, const Axis& axis, PerAxisType src,
+                   PerAxisType dst, const CollectiveOptions& options) {
+  return run(Collective::Unshard, x, axis, src, dst, options);
+}
+at::Tensor invariant_to_replicate(const at::Tensor& x, const Axis& axis,
+                                  const CollectiveOptions& options) {
+  return run(Collective::InvariantToReplicate, x, axis, types::I, types::R,
+             options);
+}
+
+}  // namespace spmd

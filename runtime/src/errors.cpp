@@ -1,0 +1,27 @@
+// errors.cpp - maps core::TypeError kinds onto the runtime's exception classes.
+#include <spmd/errors.h>
+
+namespace spmd {
+
+void throw_error(const core::TypeError& error) {
+  const std::string message = error.full_message();
+  switch (error.kind) {
+    case core::ErrorKind::SpmdTypeError:
+      throw SpmdTypeError(message);
+    case core::ErrorKind::InvalidArgument:
+      throw InvalidArgument(message);
+    case core::ErrorKind::UsageError:
+      throw UsageError(message);
+    case core::ErrorKind::MeshResolutionError:
+      throw MeshResolutionError(message);
+    case core::ErrorKind::ShapeError:
+      throw ShapeError(message);
+    case core::ErrorKind::NotImplemented:
+      throw NotImplementedError(message);
+    case core::ErrorKind::ParseError:
+      throw ParseError(message);
+  }
+  throw SpmdError(error.kind, message);
+}
+
+}  // namespace spmd

@@ -1,0 +1,316 @@
+// process_groups.cpp - World creation for the gloo / nccl / fake backends,
+// sub-groups, and the launcher environment (torchrun, mpirun, srun).
+#include <spmd/errors.h>
+#include <spmd/process_groups.h>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef SPMD_WITH_CUDA
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+namespace spmd {
+
+const char* to_string(Backend backend) {
+  switch (backend) {
+    case Backend::Gloo:
+      return "gloo";
+    case Backend::Nccl:
+      return "nccl";
+    case Backend::Fake:
+      return "fake";
+  }
+  return "?";
+}
+
+Backend parse_backend(std::string_view name) {
+  if (name == "gloo") return Backend::Gloo;
+  if (name == "fake") return Backend::Fake;
+  if (name == "nccl") {
+#ifdef SPMD_WITH_CUDA
+    return Backend::Nccl;
+#else
+    throw InvalidArgument(
+        "backend 'nccl' is not available: the spmd runtime was built without "
+        "CUDA (configure with -DSPMD_WITH_CUDA=ON against a CUDA libtorch), "
+        "use 'gloo' for CPU tensors");
+#endif
+  }
+  throw InvalidArgument("unknown backend '" + std::string(name) +
+                        "': expected 'gloo', 'nccl' or 'fake'");
+}
+
+namespace {
+
+// Parses a non-negative decimal integer; nullopt if malformed.
+std::optional<long> parse_int(const char* text) {
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || v < 0) return std::nullopt;
+  return v;
+}
+
+// Rethrows a c10d / gloo failure during group creation as CollectiveError.
+[[noreturn]] void rethrow_rendezvous(const std::string& what, int rank,
+                                     int size, std::chrono::milliseconds t,
+                                     const std::exception& e) {
+  std::ostringstream os;
+  os << what << ": rendezvous of rank " << rank << " with " << size - 1
+     << " peer(s) failed (timeout " << t.count()
+     << " ms; are all ranks started, with the same MASTER_ADDR/MASTER_PORT "
+        "and mesh shape?): "
+     << e.what();
+  throw CollectiveError(os.str());
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> make_group(
+    Backend backend, int rank, int size,
+    const c10::intrusive_ptr<c10d::Store>& store, const WorldOptions& opts,
+    const std::string& what) {
+  if (backend == Backend::Fake || size == 1) {
+    // A one-rank group never communicates; the fake group is exact there.
+    return make_fake_process_group(rank, size);
+  }
+  if (!store) throw InvalidArgument(what + ": a store is required");
+  try {
+    if (backend == Backend::Gloo) {
+      auto options = c10d::ProcessGroupGloo::Options::create(opts.timeout);
+      if (!opts.gloo_hostname.empty()) {
+        options->devices.push_back(
+            c10d::ProcessGroupGloo::createDeviceForHostname(
+                opts.gloo_hostname));
+      } else if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME")) {
+        options->devices.push_back(
+            c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+      } else {
+        options->devices.push_back(
+            c10d::ProcessGroupGloo::createDefaultDevice());
+      }
+      options->threads = 2;
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size,
+                                                         options);
+    }
+#ifdef SPMD_WITH_CUDA
+    if (backend == Backend::Nccl) {
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = opts.timeout;
+      return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size,
+                                                         options);
+    }
+#endif
+  } catch (const SpmdError&) {
+    throw;
+  } catch (const std::exception& e) {
+    rethrow_rendezvous(what, rank, size, opts.timeout, e);
+  }
+  throw InvalidArgument(std::string("backend '") + to_string(backend) +
+                        "' is not available in this build");
+}
+
+}  // namespace
+
+std::chrono::milliseconds default_timeout() {
+  if (auto v = parse_int(std::getenv("SPMD_TIMEOUT_MS")); v && *v > 0)
+    return std::chrono::milliseconds(*v);
+  return std::chrono::milliseconds(300 * 1000);
+}
+
+World::World(Backend backend, int rank, int size,
+             c10::intrusive_ptr<c10d::Store> store, WorldOptions options)
+    : backend_(backend),
+      rank_(rank),
+      size_(size),
+      store_(std::move(store)),
+      options_(std::move(options)) {}
+
+std::shared_ptr<World> World::create(Backend backend, int rank, int size,
+                                     c10::intrusive_ptr<c10d::Store> store,
+                                     WorldOptions options) {
+  if (size < 1 || rank < 0 || rank >= size) {
+    throw InvalidArgument("World: rank " + std::to_string(rank) +
+                          " is not in a world of size " + std::to_string(size));
+  }
+  if (options.timeout.count() <= 0)
+    throw InvalidArgument("World: the timeout must be positive");
+  std::shared_ptr<World> w(
+      new World(backend, rank, size, std::move(store), std::move(options)));
+  c10::intrusive_ptr<c10d::Store> world_store;
+  if (w->store_) {
+    world_store =
+        c10::make_intrusive<c10d::PrefixStore>("spmd/world", w->store_);
+  }
+  w->world_ = make_group(
+      backend, rank, size, world_store, w->options_,
+      std::string("world process group (") + to_string(backend) + ")");
+  return w;
+}
+
+std::shared_ptr<World> World::fake(int rank, int size, WorldOptions options) {
+  return create(Backend::Fake, rank, size, c10::intrusive_ptr<c10d::Store>(),
+                std::move(options));
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> World::new_group(
+    const std::vector<int>& ranks, const std::string& tag) {
+  int local = -1;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= size_ ||
+        (i > 0 && ranks[i] <= ranks[i - 1]))
+      throw InvalidArgument("new_group '" + tag +
+                            "': ranks must be sorted, unique and < " +
+                            std::to_string(size_));
+    if (ranks[i] == rank_) local = static_cast<int>(i);
+  }
+  if (local < 0)
+    throw InvalidArgument("new_group '" + tag + "': rank " +
+                          std::to_string(rank_) + " is not a member");
+  if (static_cast<int>(ranks.size()) == size_ && world_) return world_;
+  c10::intrusive_ptr<c10d::Store> store;
+  if (store_) store = c10::make_intrusive<c10d::PrefixStore>(tag, store_);
+  return make_group(backend_, local, static_cast<int>(ranks.size()), store,
+                    options_, "process group '" + tag + "'");
+}
+
+LaunchEnv parse_launch_env(
+    const std::function<const char*(const char*)>& getenv_fn) {
+  auto get = [&](const char* name) -> const char* {
+    return getenv_fn ? getenv_fn(name) : std::getenv(name);
+  };
+  struct Launcher {
+    const char* name;
+    const char* rank;
+    const char* size;
+    const char* local_rank;
+  };
+  static const Launcher kLaunchers[] = {
+      {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
+      {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+       "OMPI_COMM_WORLD_LOCAL_RANK"},
+      {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+  };
+  auto require_int = [&](const char* var, const char* launcher) -> int {
+    const char* text = get(var);
+    if (text == nullptr)
+      throw InvalidArgument(std::string("environment variable ") + var +
+                            " is not set (needed with " + launcher + ")");
+    auto v = parse_int(text);
+    if (!v || *v > 1 << 30)
+      throw InvalidArgument(std::string("environment variable ") + var + "='" +
+                            text + "' is not a non-negative integer");
+    return static_cast<int>(*v);
+  };
+
+  std::optional<LaunchEnv> found;
+  for (const Launcher& l : kLaunchers) {
+    if (get(l.rank) == nullptr) continue;
+    LaunchEnv env;
+    env.launcher = l.name;
+    env.rank = require_int(l.rank, l.name);
+    env.world_size = require_int(l.size, l.name);
+    env.local_rank = get(l.local_rank) ? require_int(l.local_rank, l.name) : 0;
+    if (env.world_size < 1)
+      throw InvalidArgument(std::string(l.size) + "=0: the world is empty");
+    if (env.rank >= env.world_size)
+      throw InvalidArgument(std::string(l.rank) + "=" +
+                            std::to_string(env.rank) + " is not below " +
+                            l.size + "=" + std::to_string(env.world_size));
+    if (!found) {
+      found = env;
+      continue;
+    }
+    // Launchers nest (torchrun under srun): they must agree.
+    auto contradict = [&](const char* var, int a, const char* other, int b) {
+      if (a != b)
+        throw InvalidArgument(
+            std::string("contradictory launcher environment: ") + var + "=" +
+            std::to_string(a) + " but " + other + "=" + std::to_string(b));
+    };
+    const Launcher& f = *std::find_if(
+        std::begin(kLaunchers), std::end(kLaunchers),
+        [&](const Launcher& x) { return found->launcher == x.name; });
+    contradict(f.rank, found->rank, l.rank, env.rank);
+    contradict(f.size, found->world_size, l.size, env.world_size);
+  }
+  if (!found)
+    throw InvalidArgument(
+        "no launcher environment found: set RANK and WORLD_SIZE (torchrun), "
+        "or run under mpirun (OMPI_COMM_WORLD_RANK) or srun (SLURM_PROCID)");
+
+  const char* addr = get("MASTER_ADDR");
+  if (addr == nullptr || *addr == '\0')
+    throw InvalidArgument(
+        "environment variable MASTER_ADDR is not set (the host of rank 0, "
+        "where the TCPStore rendezvous listens; e.g. export "
+        "MASTER_ADDR=127.0.0.1 for one host)");
+  found->master_addr = addr;
+  const char* port = get("MASTER_PORT");
+  if (port == nullptr)
+    throw InvalidArgument(
+        "environment variable MASTER_PORT is not set (a free TCP port on "
+        "MASTER_ADDR, e.g. export MASTER_PORT=29500)");
+  auto p = parse_int(port);
+  if (!p || *p < 1 || *p > 65535)
+    throw InvalidArgument(std::string("environment variable MASTER_PORT='") +
+                          port + "' is not a TCP port (1-65535)");
+  found->master_port = static_cast<int>(*p);
+  return *found;
+}
+
+std::shared_ptr<World> init(Backend backend, int rank, int size,
+                            const std::string& master_addr, int master_port,
+                            WorldOptions options) {
+  if (backend == Backend::Fake) return World::fake(rank, size, options);
+  if (size < 1 || rank < 0 || rank >= size)
+    throw InvalidArgument("init: rank " + std::to_string(rank) +
+                          " is not in a world of size " + std::to_string(size));
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<std::uint16_t>(master_port);
+  store_options.isServer = rank == 0;
+  store_options.numWorkers = static_cast<std::size_t>(size);
+  store_options.waitWorkers = true;
+  store_options.timeout = options.timeout;
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(master_addr, store_options);
+  } catch (const std::exception& e) {
+    throw CollectiveError("init: TCPStore rendezvous at " + master_addr + ":" +
+                          std::to_string(master_port) + " failed for rank " +
+                          std::to_string(rank) + " of " + std::to_string(size) +
+                          ": " + e.what());
+  }
+  if (options.gloo_hostname.empty() &&
+      (master_addr == "127.0.0.1" || master_addr == "localhost") &&
+      std::getenv("GLOO_SOCKET_IFNAME") == nullptr) {
+    options.gloo_hostname = "127.0.0.1";  // single-host job: stay on loopback
+  }
+  return World::create(backend, rank, size, store, options);
+}
+
+std::shared_ptr<World> init_from_env(const InitOptions& options) {
+  std::string backend_name = options.backend;
+  if (backend_name.empty()) {
+    const char* b = std::getenv("SPMD_BACKEND");
+    backend_name = b && *b ? b : "gloo";
+  }
+  Backend backend = parse_backend(backend_name);
+  if (backend == Backend::Fake) {
+    // The fake backend still honours a launcher's rank and size if present.
+    auto rank = parse_int(std::getenv("RANK"));
+    auto size = parse_int(std::getenv("WORLD_SIZE"));
+    return World::fake(rank ? static_cast<int>(*rank) : 0,
+                       size ? static_cast<int>(*size) : 1, options.world);
+  }
+  LaunchEnv env = parse_launch_env();
+  return init(backend, env.rank, env.world_size, env.master_addr,
+              env.master_port, options.world);
+}
+
+}  // namespace spmd
