@@ -403,7 +403,14 @@ Result<TensorType> transfer(const CollectiveCall& call,
     e.actual = core::to_string(*actual);
     e.message = op + ": expected input type " + e.expected + " on axis " +
                 std::string(axis) + ", got " + e.actual;
-    if (auto route = route_redistribute(*actual, lsrc)) {
+    CollectiveCall as_actual = call;
+    as_actual.src = *actual;
+    if (check_arguments(as_actual).ok()) {
+      // The call would be legal for the actual type: src is probably a typo.
+      e.fix = "The tensor is " + e.actual + " on " + std::string(axis) +
+              " here: pass src=" + e.actual + " to " + op +
+              ", or change the tensor's type upstream";
+    } else if (auto route = route_redistribute(*actual, lsrc)) {
       e.fix = "The tensor is " + e.actual + " here; to make it " + e.expected +
               " first use spmd::" + to_string(route->op) + "(x, " +
               std::string(axis) + ", " + core::to_string(route->src) + ", " +
