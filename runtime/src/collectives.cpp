@@ -433,6 +433,10 @@ class CollectiveFunction
  public:
   static Tensor forward(AutogradContext* ctx, Tensor x,
                         c10::intrusive_ptr<Plan> plan) {
+    // The ATen ops a collective runs internally (clone, stack, zeros, ...)
+    // are not user ops: keep them away from the runtime checker's fallback.
+    c10::impl::ExcludeDispatchKeyGuard no_typing(
+        c10::DispatchKey::TESTING_ONLY_GenericMode);
     ctx->saved_data["plan"] = at::IValue::make_capsule(plan);
     ctx->saved_data["in_dtype"] = x.scalar_type();
     auto [op, out] = resolve_dtypes(plan->call, x.scalar_type(), plan->op_dtype,
@@ -445,6 +449,8 @@ class CollectiveFunction
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    c10::impl::ExcludeDispatchKeyGuard no_typing(
+        c10::DispatchKey::TESTING_ONLY_GenericMode);
     auto plan = c10::static_intrusive_pointer_cast<Plan>(
         ctx->saved_data["plan"].toCapsule());
     const auto in_dtype = ctx->saved_data["in_dtype"].toScalarType();
@@ -594,6 +600,8 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
     }
     y = CollectiveFunction::apply(x, std::move(plan));
   } else {
+    c10::impl::ExcludeDispatchKeyGuard no_typing(
+        c10::DispatchKey::TESTING_ONLY_GenericMode);
     y = options.out_dtype ? x.to(*options.out_dtype) : x;
   }
   if (auto* hook = detail::current_collective_hook())

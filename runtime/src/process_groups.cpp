@@ -264,6 +264,41 @@ LaunchEnv parse_launch_env(
   return *found;
 }
 
+namespace {
+
+c10::intrusive_ptr<c10d::Store> connect_store(const std::string& addr, int port,
+                                              int rank, int size,
+                                              bool is_server,
+                                              const WorldOptions& options) {
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<std::uint16_t>(port);
+  store_options.isServer = is_server;
+  store_options.numWorkers = static_cast<std::size_t>(size);
+  store_options.waitWorkers = true;  // clients register, the server waits
+  store_options.timeout = options.timeout;
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(addr, store_options);
+  } catch (const std::exception& e) {
+    throw CollectiveError("init: TCPStore rendezvous at " + addr + ":" +
+                          std::to_string(port) + " failed for rank " +
+                          std::to_string(rank) + " of " + std::to_string(size) +
+                          " (is rank 0 / the launcher up, and MASTER_ADDR/"
+                          "MASTER_PORT the same on every rank?): " +
+                          e.what());
+  }
+}
+
+// A single-host job (MASTER_ADDR on loopback) keeps Gloo on loopback too.
+void loopback_if_local(const std::string& addr, WorldOptions& options) {
+  if (options.gloo_hostname.empty() &&
+      (addr == "127.0.0.1" || addr == "localhost") &&
+      std::getenv("GLOO_SOCKET_IFNAME") == nullptr) {
+    options.gloo_hostname = "127.0.0.1";
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<World> init(Backend backend, int rank, int size,
                             const std::string& master_addr, int master_port,
                             WorldOptions options) {
@@ -271,26 +306,9 @@ std::shared_ptr<World> init(Backend backend, int rank, int size,
   if (size < 1 || rank < 0 || rank >= size)
     throw InvalidArgument("init: rank " + std::to_string(rank) +
                           " is not in a world of size " + std::to_string(size));
-  c10d::TCPStoreOptions store_options;
-  store_options.port = static_cast<std::uint16_t>(master_port);
-  store_options.isServer = rank == 0;
-  store_options.numWorkers = static_cast<std::size_t>(size);
-  store_options.waitWorkers = true;
-  store_options.timeout = options.timeout;
-  c10::intrusive_ptr<c10d::Store> store;
-  try {
-    store = c10::make_intrusive<c10d::TCPStore>(master_addr, store_options);
-  } catch (const std::exception& e) {
-    throw CollectiveError("init: TCPStore rendezvous at " + master_addr + ":" +
-                          std::to_string(master_port) + " failed for rank " +
-                          std::to_string(rank) + " of " + std::to_string(size) +
-                          ": " + e.what());
-  }
-  if (options.gloo_hostname.empty() &&
-      (master_addr == "127.0.0.1" || master_addr == "localhost") &&
-      std::getenv("GLOO_SOCKET_IFNAME") == nullptr) {
-    options.gloo_hostname = "127.0.0.1";  // single-host job: stay on loopback
-  }
+  auto store = connect_store(master_addr, master_port, rank, size,
+                             /*is_server=*/rank == 0, options);
+  loopback_if_local(master_addr, options);
   return World::create(backend, rank, size, store, options);
 }
 
@@ -309,6 +327,21 @@ std::shared_ptr<World> init_from_env(const InitOptions& options) {
                        size ? static_cast<int>(*size) : 1, options.world);
   }
   LaunchEnv env = parse_launch_env();
+  const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  if (agent_store != nullptr && std::string(agent_store) == "True") {
+    // torchrun's agent already hosts the TCPStore on MASTER_PORT: every rank
+    // is a client, under the agent's per-attempt prefix (as in PyTorch's
+    // torch/distributed/rendezvous.py).
+    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    c10::intrusive_ptr<c10d::Store> store =
+        connect_store(env.master_addr, env.master_port, env.rank,
+                      env.world_size, /*is_server=*/false, options.world);
+    store = c10::make_intrusive<c10d::PrefixStore>(
+        std::string("/worker/attempt_") + (attempt ? attempt : "0"), store);
+    WorldOptions world = options.world;
+    loopback_if_local(env.master_addr, world);
+    return World::create(backend, env.rank, env.world_size, store, world);
+  }
   return init(backend, env.rank, env.world_size, env.master_addr,
               env.master_port, options.world);
 }
