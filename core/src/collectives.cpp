@@ -129,12 +129,20 @@ Status check_reduce_scatter(const CollectiveCall& c) {
   return Ok{};
 }
 
-/// Effective (split_dim, concat_dim) of an all_to_all (spec §7.6 table).
+/// Effective (split_dim, concat_dim) of an all_to_all (spec §7.6 table):
+/// S(i)->S(j): (j, i); S(i)->V: (i, given or 0); V->S(j): (given or 0, j);
+/// V->V: (given or 0, given or 0).
 std::pair<long, long> all_to_all_dims(const CollectiveCall& c) {
   long split = c.split_dim.value_or(0), concat = c.concat_dim.value_or(0);
-  if (c.dst.is_shard()) split = c.dst.dim;
-  if (c.src.is_shard()) concat = c.src.dim;
+  if (c.src.is_shard() && c.dst.is_shard()) return {c.dst.dim, c.src.dim};
+  if (c.src.is_shard()) split = c.src.dim;
+  if (c.dst.is_shard()) concat = c.dst.dim;
   return {split, concat};
+}
+
+/// A given dim conflicts with the one the shard types imply.
+bool conflicts(const std::optional<long>& given, long implied) {
+  return given && *given >= 0 && implied >= 0 && *given != implied;
 }
 
 Status check_all_to_all(const CollectiveCall& c) {
@@ -142,14 +150,18 @@ Status check_all_to_all(const CollectiveCall& c) {
     return invalid(c, "src must be V or S(i), got " + core::to_string(c.src));
   if (!is_v_or_s(c.dst))
     return invalid(c, "dst must be V or S(i), got " + core::to_string(c.dst));
-  if (c.dst.is_shard() && c.split_dim && c.dst.dim >= 0 && *c.split_dim >= 0 &&
-      *c.split_dim != c.dst.dim)
-    return invalid(c, "split_dim=" + std::to_string(*c.split_dim) +
-                          " conflicts with dst=" + core::to_string(c.dst));
-  if (c.src.is_shard() && c.concat_dim && c.src.dim >= 0 &&
-      *c.concat_dim >= 0 && *c.concat_dim != c.src.dim)
-    return invalid(c, "concat_dim=" + std::to_string(*c.concat_dim) +
-                          " conflicts with src=" + core::to_string(c.src));
+  if (c.src.is_shard() || c.dst.is_shard()) {
+    auto [split, concat] = all_to_all_dims(c);
+    if (conflicts(c.split_dim, split))
+      return invalid(c, "split_dim=" + std::to_string(*c.split_dim) +
+                            " conflicts with the split dim " +
+                            std::to_string(split) + " implied by the shards");
+    if (conflicts(c.concat_dim, concat))
+      return invalid(c, "concat_dim=" + std::to_string(*c.concat_dim) +
+                            " conflicts with the concat dim " +
+                            std::to_string(concat) +
+                            " implied by the shards");
+  }
   if (!c.input_split_sizes.empty() || !c.output_split_sizes.empty()) {
     auto [split, concat] = all_to_all_dims(c);
     if (split != 0 || concat != 0)
@@ -230,7 +242,7 @@ Status check_convert(const CollectiveCall& c) {
                          ", " + core::to_string(c.dst) + ")");
     return Ok{};
   }
-  if (s == TypeKind::Varying)
+  if (s == TypeKind::Varying && d != TypeKind::Partial)
     return invalid(c, "not supported: convert cannot make varying data "
                       "identical on every rank without communication",
                    "use all_gather");

@@ -113,9 +113,11 @@ bool is_reducing(const CollectiveCall& call);
 /// forward must be told the backward op_dtype (spec §7.10 guard).
 bool backward_reduces(const CollectiveCall& call);
 
-/// Forward dtype resolution of spec §7.10, in bits: given the input's bit
-/// width and the optional op/out widths, returns {op_bits, out_bits}.
-/// (Dtype identity is the runtime's business; the core decides which one.)
+/// Forward dtype resolution of spec §7.10: which of the input, op and out
+/// dtypes the operation runs in and casts to, given the input's and the
+/// out dtype's bit widths (the "fewer bits" rule). Never returns Narrower:
+/// it is resolved to Input or Out. (Dtype identity is the runtime's
+/// business; the core decides which one.)
 enum class DtypeChoice { Input, Op, Out, Narrower };
 struct DtypePlan {
   DtypeChoice op;   ///< which dtype the operation runs in

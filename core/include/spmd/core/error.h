@@ -40,7 +40,7 @@ struct TypeError {
   std::string actual;    ///< actual type(s) as text, or empty
   std::string fix;       ///< one-line fix, or empty
 
-  /// message, then "Fix: <fix>" on its own line when a fix is known.
+  /// message, then the fix (or the §9.4 suggestions) on the next line.
   std::string full_message() const;
 };
 
