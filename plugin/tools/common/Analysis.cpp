@@ -1,0 +1,196 @@
+//===- Analysis.cpp - run the SPMD analysis on one compile command --------===//
+
+#include "Analysis.h"
+
+#include "spmd/plugin/Checker.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/Basic/ParsedAttrInfo.h"
+#include "clang/Driver/Options.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/Option/ArgList.h"
+#include "llvm/Option/OptTable.h"
+#include "llvm/Support/Timer.h"
+
+#include <chrono>
+#include <ctime>
+
+#ifndef SPMD_CLANG_RESOURCE_DIR
+#error "SPMD_CLANG_RESOURCE_DIR must name the builtin headers of Clang"
+#endif
+
+using namespace clang;
+using namespace clang::tooling;
+
+namespace spmd::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point Start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - Start)
+      .count();
+}
+
+/// Forwards to the analysis library's consumer and adds up the time spent
+/// in it.
+class TimedConsumer : public ASTConsumer {
+public:
+  TimedConsumer(std::unique_ptr<ASTConsumer> Inner, double *Ms)
+      : Inner(std::move(Inner)), Ms(Ms) {}
+
+  void Initialize(ASTContext &Ctx) override {
+    Timed T(*this);
+    Inner->Initialize(Ctx);
+  }
+  bool HandleTopLevelDecl(DeclGroupRef D) override {
+    Timed T(*this);
+    return Inner->HandleTopLevelDecl(D);
+  }
+  void HandleInlineFunctionDefinition(FunctionDecl *D) override {
+    Timed T(*this);
+    Inner->HandleInlineFunctionDefinition(D);
+  }
+  void HandleTagDeclDefinition(TagDecl *D) override {
+    Timed T(*this);
+    Inner->HandleTagDeclDefinition(D);
+  }
+  void HandleCXXImplicitFunctionInstantiation(FunctionDecl *D) override {
+    Timed T(*this);
+    Inner->HandleCXXImplicitFunctionInstantiation(D);
+  }
+  void HandleTranslationUnit(ASTContext &Ctx) override {
+    Timed T(*this);
+    Inner->HandleTranslationUnit(Ctx);
+  }
+
+private:
+  struct Timed {
+    explicit Timed(TimedConsumer &C) : C(C), Start(Clock::now()) {}
+    ~Timed() {
+      if (C.Ms)
+        *C.Ms += msSince(Start);
+    }
+    TimedConsumer &C;
+    Clock::time_point Start;
+  };
+  std::unique_ptr<ASTConsumer> Inner;
+  double *Ms;
+};
+
+class SpmdAction : public ASTFrontendAction {
+public:
+  SpmdAction(plugin::Options Opts, double *AnalysisMs)
+      : Opts(std::move(Opts)), AnalysisMs(AnalysisMs) {}
+
+protected:
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+                                                 llvm::StringRef) override {
+    return std::make_unique<TimedConsumer>(
+        plugin::createSPMDCheckConsumer(Opts), AnalysisMs);
+  }
+
+private:
+  plugin::Options Opts;
+  double *AnalysisMs;
+};
+
+bool hasArgument(const CommandLineArguments &Args, llvm::StringRef Name) {
+  for (const std::string &A : Args)
+    if (A == Name || llvm::StringRef(A).starts_with((Name + "=").str()))
+      return true;
+  return false;
+}
+
+double threadCpuMs() {
+  timespec T;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T))
+    return 0;
+  return T.tv_sec * 1e3 + T.tv_nsec / 1e6;
+}
+
+} // namespace
+
+ArgumentsAdjuster getStripUnknownArgumentsAdjuster() {
+  return [](const CommandLineArguments &Args, llvm::StringRef) {
+    if (Args.size() < 2)
+      return Args;
+    const llvm::opt::OptTable &Table = driver::getDriverOptTable();
+    llvm::SmallVector<const char *, 32> Argv;
+    for (size_t I = 1; I < Args.size(); ++I)
+      Argv.push_back(Args[I].c_str());
+    unsigned MissingIndex = 0, MissingCount = 0;
+    llvm::opt::InputArgList Parsed =
+        Table.ParseArgs(Argv, MissingIndex, MissingCount,
+                        llvm::opt::Visibility(driver::options::ClangOption));
+    std::vector<bool> Drop(Args.size(), false);
+    for (const llvm::opt::Arg *A : Parsed.filtered(driver::options::OPT_UNKNOWN))
+      Drop[A->getIndex() + 1] = true;
+    CommandLineArguments Result;
+    for (size_t I = 0; I < Args.size(); ++I)
+      if (!Drop[I])
+        Result.push_back(Args[I]);
+    return Result;
+  };
+}
+
+ArgumentsAdjuster getSpmdArgumentsAdjuster() {
+  ArgumentsAdjuster ResourceDir = [](const CommandLineArguments &Args,
+                                     llvm::StringRef) {
+    CommandLineArguments Result = Args;
+    if (!hasArgument(Args, "-resource-dir"))
+      Result.insert(Result.begin() + std::min<size_t>(1, Result.size()),
+                    "-resource-dir=" SPMD_CLANG_RESOURCE_DIR);
+    return Result;
+  };
+  ArgumentsAdjuster A = combineAdjusters(getClangStripOutputAdjuster(),
+                                         getClangStripDependencyFileAdjuster());
+  A = combineAdjusters(A, getStripUnknownArgumentsAdjuster());
+  A = combineAdjusters(A, getClangSyntaxOnlyAdjuster());
+  A = combineAdjusters(
+      A, getInsertArgumentAdjuster({"-Wno-unknown-warning-option",
+                                    "-Wno-unused-command-line-argument"},
+                                   ArgumentInsertPosition::END));
+  return combineAdjusters(A, ResourceDir);
+}
+
+void initializeAnalysis() {
+  // Instantiates the registered ParsedAttrInfo objects once; Clang does it
+  // lazily and without a lock on first use.
+  (void)getAttributePluginInstances();
+}
+
+bool runAnalysis(const CompileCommand &Command, const plugin::Options &Opts,
+                 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
+                 DiagnosticConsumer &Consumer, AnalysisTiming *Timing) {
+  Clock::time_point Start = Clock::now();
+  double StartCpu = threadCpuMs();
+  // The callers render diagnostics themselves; -fno-caret-diagnostics only
+  // stops the frontend from printing "N errors generated." on its own.
+  CommandLineArguments Args = combineAdjusters(
+      getSpmdArgumentsAdjuster(),
+      getInsertArgumentAdjuster("-fno-caret-diagnostics",
+                                ArgumentInsertPosition::END))(
+      Command.CommandLine, Command.Filename);
+  if (!Command.Directory.empty())
+    FS->setCurrentWorkingDirectory(Command.Directory);
+  llvm::IntrusiveRefCntPtr<FileManager> Files(
+      new FileManager(FileSystemOptions(), FS));
+  double AnalysisMs = 0;
+  ToolInvocation Invocation(std::move(Args),
+                            std::make_unique<SpmdAction>(Opts, &AnalysisMs),
+                            Files.get());
+  Invocation.setDiagnosticConsumer(&Consumer);
+  bool Ok = Invocation.run();
+  if (Timing) {
+    Timing->TotalMs = msSince(Start);
+    Timing->TotalCpuMs = threadCpuMs() - StartCpu;
+    Timing->AnalysisMs = AnalysisMs;
+  }
+  return Ok;
+}
+
+} // namespace spmd::tools

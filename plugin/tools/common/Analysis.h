@@ -1,0 +1,68 @@
+//===- Analysis.h - run the SPMD analysis on one compile command -*- C++ -*-===//
+//
+// The one place where the tools call the analysis library: a libTooling
+// frontend action whose consumer is spmd::plugin::createSPMDCheckConsumer,
+// run on a compile command taken from a compilation database (GCC command
+// lines included) over a virtual file system (the editor's unsaved text).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_TOOLS_ANALYSIS_H
+#define SPMD_TOOLS_ANALYSIS_H
+
+#include "spmd/plugin/Options.h"
+
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/VirtualFileSystem.h"
+
+#include <string>
+#include <vector>
+
+namespace spmd::tools {
+
+/// Removes the arguments that Clang's driver does not know (GCC-only flags
+/// such as -fconcepts-diagnostics-depth=N), which would otherwise stop the
+/// compile with "unknown argument".
+clang::tooling::ArgumentsAdjuster getStripUnknownArgumentsAdjuster();
+
+/// The adjustments applied to every compile command from a database: strip
+/// outputs, dependency files and unknown (GCC-only) flags, check syntax only,
+/// silence warnings about GCC's warning options, and point the frontend at
+/// the builtin headers of the Clang the tools are linked with (a tool outside
+/// the LLVM tree cannot find them next to its own binary).
+clang::tooling::ArgumentsAdjuster getSpmdArgumentsAdjuster();
+
+/// Where the time of one analysis went.
+struct AnalysisTiming {
+  /// Wall time of the whole frontend run (preprocess, parse, Sema, analysis).
+  double TotalMs = 0;
+  /// CPU time of the calling thread for the same run: unlike wall time, it
+  /// does not grow when other processes share the cores.
+  double TotalCpuMs = 0;
+  /// Wall time inside the analysis library's ASTConsumer (the checker
+  /// proper, after parsing).
+  double AnalysisMs = 0;
+};
+
+/// Runs the SPMD analysis for \p Command (adjusted by
+/// getSpmdArgumentsAdjuster) with \p Opts, reading files through \p FS
+/// (whose working directory is set to the command's directory), and reports
+/// every diagnostic to \p Consumer. Returns false when the compile could not
+/// run or Clang reported errors.
+///
+/// Thread-safe: concurrent calls must use distinct file systems.
+bool runAnalysis(const clang::tooling::CompileCommand &Command,
+                 const plugin::Options &Opts,
+                 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
+                 clang::DiagnosticConsumer &Consumer,
+                 AnalysisTiming *Timing = nullptr);
+
+/// Makes sure the analysis library's attribute handlers are instantiated;
+/// call once before running analyses on several threads.
+void initializeAnalysis();
+
+} // namespace spmd::tools
+
+#endif // SPMD_TOOLS_ANALYSIS_H

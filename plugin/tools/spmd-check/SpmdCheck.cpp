@@ -1,0 +1,281 @@
+//===- SpmdCheck.cpp - the standalone SPMD checker ------------------------===//
+//
+// spmd-check [options] <files...> [-p <build-dir>]
+//
+// Runs the analysis of the spmd-check Clang plugin on each file with its
+// command from compile_commands.json (GCC command lines are adjusted for
+// Clang's frontend), like clang-tidy. Prints Clang-style text, JSON or SARIF
+// 2.1.0; exits 1 when any error was reported or a file could not be checked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../common/Analysis.h"
+#include "../common/Diagnostics.h"
+#include "../common/Rules.h"
+#include "Output.h"
+
+#include "spmd/plugin/Options.h"
+
+#include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Tooling/CommonOptionsParser.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace clang;
+using namespace clang::tooling;
+using namespace spmd::tools;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory Category("spmd-check options");
+
+enum class OutputFormat { Text, Json, Sarif };
+
+cl::opt<OutputFormat> Format(
+    "format", cl::desc("Output format"),
+    cl::values(clEnumValN(OutputFormat::Text, "text",
+                          "Clang-style diagnostics (default)"),
+               clEnumValN(OutputFormat::Json, "json",
+                          "one JSON document (see docs/tools.md)"),
+               clEnumValN(OutputFormat::Sarif, "sarif",
+                          "SARIF 2.1.0, as GitHub code scanning accepts")),
+    cl::init(OutputFormat::Text), cl::cat(Category));
+
+cl::opt<std::string> OutputPath("o",
+                                cl::desc("Write the report to <file> instead "
+                                         "of standard output"),
+                                cl::value_desc("file"), cl::cat(Category));
+
+// The analysis settings have the names and meaning of the plugin's arguments
+// (-fplugin-arg-spmd-check-<arg>); they are applied in command-line order.
+cl::opt<bool> Strict("strict",
+                     cl::desc("Report the first use of a tensor of unknown "
+                              "SPMD type (plugin argument 'strict')"),
+                     cl::cat(Category));
+cl::opt<bool>
+    SystemHeaders("system-headers",
+                  cl::desc("Also analyse functions in system headers "
+                           "(plugin argument 'system-headers')"),
+                  cl::cat(Category));
+cl::list<std::string> Warn("warn",
+                           cl::desc("Report <kind> (or all) as a warning "
+                                    "(plugin argument 'warn=<kind>')"),
+                           cl::value_desc("kind|all"), cl::CommaSeparated,
+                           cl::cat(Category));
+cl::list<std::string> Error("error",
+                            cl::desc("Report <kind> (or all) as an error "
+                                     "(plugin argument 'error=<kind>')"),
+                            cl::value_desc("kind|all"), cl::CommaSeparated,
+                            cl::cat(Category));
+cl::list<std::string> Ignore("ignore",
+                             cl::desc("Do not report <kind> (or all) "
+                                      "(plugin argument 'ignore=<kind>')"),
+                             cl::value_desc("kind|all"), cl::CommaSeparated,
+                             cl::cat(Category));
+
+cl::opt<unsigned> Jobs("j",
+                       cl::desc("Check <N> files in parallel (0: one per "
+                                "hardware thread; default 1)"),
+                       cl::value_desc("N"), cl::init(1), cl::cat(Category));
+
+cl::opt<std::string>
+    SourceRoot("source-root",
+               cl::desc("Directory SARIF file URIs are relative to "
+                        "(%SRCROOT%; default: the current directory)"),
+               cl::value_desc("dir"), cl::cat(Category));
+
+cl::extrahelp CommonHelp(CommonOptionsParser::HelpMessage);
+cl::extrahelp MoreHelp(R"(
+Diagnostic kinds for --warn/--error/--ignore: collective-argument,
+collective-input, op-type, inplace, mesh, assignment, call-argument, return,
+assert-type, path-conflict, unknown-type (or 'all').
+
+Exit status: 0 when no error was reported, 1 when the analysis or the compiler
+reported an error, a file had no usable compile command, or an option was
+invalid.
+)");
+
+/// The plugin arguments equivalent to the command line, in command-line
+/// order, so that "--ignore=all --error=op-type" means what it says.
+std::vector<std::string> pluginArguments() {
+  std::vector<std::pair<unsigned, std::string>> Args;
+  if (Strict)
+    Args.push_back({Strict.getPosition(), "strict"});
+  if (SystemHeaders)
+    Args.push_back({SystemHeaders.getPosition(), "system-headers"});
+  auto Add = [&](cl::list<std::string> &L, llvm::StringRef Name) {
+    for (unsigned I = 0; I < L.size(); ++I)
+      Args.push_back({L.getPosition(I), (Name + "=" + L[I]).str()});
+  };
+  Add(Warn, "warn");
+  Add(Error, "error");
+  Add(Ignore, "ignore");
+  // Positions are distinct, so the order is total.
+  llvm::sort(Args, [](const auto &A, const auto &B) { return A.first < B.first; });
+  std::vector<std::string> Result;
+  for (auto &A : Args)
+    Result.push_back(std::move(A.second));
+  return Result;
+}
+
+/// A compilation database that forwards to one it does not own, so that
+/// CommonOptionsParser's database can be wrapped by
+/// inferMissingCompileCommands.
+class BorrowedDatabase : public CompilationDatabase {
+public:
+  explicit BorrowedDatabase(const CompilationDatabase &DB) : DB(DB) {}
+  std::vector<CompileCommand>
+  getCompileCommands(llvm::StringRef File) const override {
+    return DB.getCompileCommands(File);
+  }
+  std::vector<std::string> getAllFiles() const override {
+    return DB.getAllFiles();
+  }
+  std::vector<CompileCommand> getAllCompileCommands() const override {
+    return DB.getAllCompileCommands();
+  }
+
+private:
+  const CompilationDatabase &DB;
+};
+
+std::string absolutePath(llvm::StringRef Path) {
+  llvm::SmallString<256> Abs(Path);
+  llvm::sys::fs::make_absolute(Abs);
+  llvm::sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+  return std::string(Abs);
+}
+
+struct Job {
+  FileReport Report;
+  std::optional<CompileCommand> Command;
+  std::string Text; ///< Clang-style text of the diagnostics
+};
+
+void runJob(Job &J, const spmd::plugin::Options &Opts, bool UseColor) {
+  llvm::raw_string_ostream TextOS(J.Text);
+  auto DiagOpts = llvm::makeIntrusiveRefCnt<DiagnosticOptions>();
+  DiagOpts->ShowColors = UseColor;
+  TextDiagnosticPrinter Printer(TextOS, DiagOpts.get());
+  DiagnosticCollector Collector(J.Report.Diags,
+                                Format == OutputFormat::Text ? &Printer
+                                                             : nullptr);
+  // A physical file system per job: its working directory is the command's,
+  // without touching the process's (jobs run concurrently).
+  auto FS = llvm::vfs::createPhysicalFileSystem();
+  runAnalysis(*J.Command, Opts,
+              llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(FS.release()),
+              Collector);
+  J.Report.Checked = true;
+  TextOS.flush();
+}
+
+} // namespace
+
+int main(int argc, const char **argv) {
+  llvm::Expected<CommonOptionsParser> Parser =
+      CommonOptionsParser::create(argc, argv, Category, cl::OneOrMore,
+                                  "spmd-check: SPMD type checking of C++ "
+                                  "tensor code, outside the compiler\n");
+  if (!Parser) {
+    llvm::WithColor::error(llvm::errs(), "spmd-check")
+        << llvm::toString(Parser.takeError()) << "\n";
+    return 1;
+  }
+
+  spmd::plugin::Options Opts;
+  std::string OptErr;
+  if (!Opts.parseArgs(pluginArguments(), OptErr)) {
+    llvm::WithColor::error(llvm::errs(), "spmd-check") << OptErr << "\n";
+    return 1;
+  }
+
+  // Files missing from the database (headers, new files) get the command of
+  // the most similar file, as in clangd.
+  std::unique_ptr<CompilationDatabase> DB = inferMissingCompileCommands(
+      std::make_unique<BorrowedDatabase>(Parser->getCompilations()));
+
+  std::vector<Job> Jobs_;
+  for (const std::string &Source : Parser->getSourcePathList()) {
+    Job J;
+    J.Report.File = absolutePath(Source);
+    if (!llvm::sys::fs::exists(J.Report.File)) {
+      J.Report.Problem = "no such file: '" + Source + "'";
+    } else {
+      std::vector<CompileCommand> Commands =
+          DB->getCompileCommands(J.Report.File);
+      if (Commands.empty())
+        J.Report.Problem =
+            "no compile command for '" + Source +
+            "': pass the build directory holding compile_commands.json with "
+            "-p <dir>, or the compiler flags after '--'";
+      else
+        J.Command = std::move(Commands.front());
+    }
+    Jobs_.push_back(std::move(J));
+  }
+
+  initializeAnalysis();
+  // Colours when the text goes to a terminal (LLVM's own --color option
+  // is not consulted: the report may be redirected).
+  bool UseColor = Format == OutputFormat::Text && OutputPath.empty() &&
+                  llvm::sys::Process::StandardOutHasColors();
+  {
+    llvm::DefaultThreadPool Pool(llvm::hardware_concurrency(Jobs));
+    for (Job &J : Jobs_)
+      if (J.Command)
+        Pool.async([&J, &Opts, UseColor] { runJob(J, Opts, UseColor); });
+    Pool.wait();
+  }
+
+  std::error_code EC;
+  llvm::ToolOutputFile Out(OutputPath.empty() ? std::string("-") : OutputPath.getValue(), EC,
+                           llvm::sys::fs::OF_TextWithCRLF);
+  if (EC) {
+    llvm::WithColor::error(llvm::errs(), "spmd-check")
+        << "cannot write '" << OutputPath << "': " << EC.message() << "\n";
+    return 1;
+  }
+
+  std::vector<FileReport> Reports;
+  unsigned Errors = 0, Warnings = 0, Failed = 0;
+  for (Job &J : Jobs_) {
+    if (!J.Report.Checked) {
+      ++Failed;
+      llvm::WithColor::error(llvm::errs(), "spmd-check")
+          << J.Report.Problem << "\n";
+    }
+    for (const Diag &D : J.Report.Diags) {
+      Errors += D.isError();
+      Warnings += D.Severity == Diag::Level::Warning;
+    }
+    if (Format == OutputFormat::Text)
+      Out.os() << J.Text;
+    Reports.push_back(std::move(J.Report));
+  }
+
+  if (Format == OutputFormat::Json) {
+    Out.os() << llvm::formatv("{0:2}", toJson(Reports)) << "\n";
+  } else if (Format == OutputFormat::Sarif) {
+    std::string Root = absolutePath(SourceRoot.empty() ? std::string(".") : SourceRoot.getValue());
+    Out.os() << llvm::formatv("{0:2}", toSarif(Reports, Root)) << "\n";
+  } else if (Errors || Warnings) {
+    llvm::errs() << Errors << (Errors == 1 ? " error" : " errors") << " and "
+                 << Warnings << (Warnings == 1 ? " warning" : " warnings")
+                 << " generated by spmd-check.\n";
+  }
+  Out.keep();
+  return (Errors || Failed) ? 1 : 0;
+}

@@ -1,0 +1,784 @@
+//===- SpmdClangd.cpp - clangd with SPMD diagnostics ----------------------===//
+//
+// spmd-clangd [--clangd=PATH] [--spmd-<plugin argument>...] [clangd args...]
+//
+// A language-server proxy: editors start it in place of clangd. It starts the
+// real clangd, relays every LSP message between the two unchanged, and, for
+// each opened or changed document, runs the SPMD analysis (the library the
+// Clang plugin runs) on the editor's unsaved text with the file's compile
+// command. Its diagnostics are merged into the textDocument/publishDiagnostics
+// notifications clangd sends for that document, with related information
+// for notes, a code description linking the rule's documentation, and
+// quick-fix code actions for fix-its.
+//
+// Threads: the main thread reads the editor, one thread reads clangd, one
+// worker runs analyses. Neither reader ever waits for an analysis; a result
+// is shown only if the document still has the version it was computed for;
+// a crash in the analysis is caught (CrashRecoveryContext) and logged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../common/Analysis.h"
+#include "../common/Diagnostics.h"
+#include "../common/Rules.h"
+#include "Documents.h"
+#include "Transport.h"
+
+#include "spmd/plugin/Options.h"
+
+#include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <csignal>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+using namespace clang::tooling;
+using namespace spmd::tools;
+namespace json = llvm::json;
+
+namespace {
+
+std::mutex LogMutex;
+
+/// Logs to stderr, which editors show as the language server's log (clangd
+/// writes its own log there too).
+void log(const llvm::Twine &Message) {
+  std::lock_guard<std::mutex> Lock(LogMutex);
+  llvm::errs() << "spmd-clangd: " << Message << "\n";
+  llvm::errs().flush();
+}
+
+const char Usage[] = R"(spmd-clangd: clangd with SPMD type diagnostics.
+
+USAGE: spmd-clangd [proxy options] [clangd options]
+
+Proxy options (everything else is passed to clangd unchanged):
+  --clangd=<path>          The clangd to run (default: clangd-19, then clangd,
+                           on PATH).
+  --spmd-strict            Plugin argument 'strict'.
+  --spmd-system-headers    Plugin argument 'system-headers'.
+  --spmd-warn=<kind|all>   Plugin argument 'warn=<kind>'.
+  --spmd-error=<kind|all>  Plugin argument 'error=<kind>'.
+  --spmd-ignore=<kind|all> Plugin argument 'ignore=<kind>'.
+  --spmd-help              This text.
+clangd's --compile-commands-dir=<dir> is honoured by the analysis too.
+)";
+
+struct ProxyOptions {
+  std::string ClangdPath;
+  std::vector<std::string> ClangdArgs;
+  spmd::plugin::Options Analysis;
+  std::string CompileCommandsDir;
+  /// Testing only: a document containing this text crashes the analysis,
+  /// to check that the crash is contained.
+  std::string CrashMarker;
+};
+
+/// Finds a file's compile command the way clangd does: the nearest
+/// compile_commands.json in the file's directory, a parent, or their build/
+/// subdirectory (or the one given by --compile-commands-dir), with commands
+/// inferred for files it does not list; a plain C++17 command otherwise.
+class CommandLookup {
+public:
+  explicit CommandLookup(std::string FixedDir) : FixedDir(std::move(FixedDir)) {}
+
+  CompileCommand get(llvm::StringRef Path) {
+    if (CompilationDatabase *DB = find(Path)) {
+      std::vector<CompileCommand> Commands = DB->getCompileCommands(Path);
+      if (!Commands.empty())
+        return Commands.front();
+    }
+    llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
+    return CompileCommand(Dir, Path, {"clang++", "-std=c++17", Path.str()},
+                          "");
+  }
+
+private:
+  CompilationDatabase *find(llvm::StringRef Path) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    if (!FixedDir.empty())
+      return load(FixedDir);
+    for (llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
+         !Dir.empty(); Dir = llvm::sys::path::parent_path(Dir)) {
+      if (CompilationDatabase *DB = load(Dir))
+        return DB;
+      llvm::SmallString<256> Build(Dir);
+      llvm::sys::path::append(Build, "build");
+      if (CompilationDatabase *DB = load(Build))
+        return DB;
+    }
+    return nullptr;
+  }
+
+  CompilationDatabase *load(llvm::StringRef Dir) {
+    auto It = ByDir.find(Dir);
+    if (It != ByDir.end())
+      return It->second.get();
+    llvm::SmallString<256> File(Dir);
+    llvm::sys::path::append(File, "compile_commands.json");
+    std::unique_ptr<CompilationDatabase> DB;
+    if (llvm::sys::fs::exists(File)) {
+      std::string Err;
+      auto JSON = JSONCompilationDatabase::loadFromFile(
+          File, Err, JSONCommandLineSyntax::AutoDetect);
+      if (JSON) {
+        DB = inferMissingCompileCommands(std::move(JSON));
+        log("using " + File);
+      } else {
+        log("cannot read " + File + ": " + Err);
+      }
+    }
+    return (ByDir[Dir] = std::move(DB)).get();
+  }
+
+  std::string FixedDir;
+  std::mutex Mutex;
+  llvm::StringMap<std::unique_ptr<CompilationDatabase>> ByDir;
+};
+
+/// The SPMD part of a document's diagnostics.
+struct SpmdResult {
+  int64_t Version = -1; ///< the document version analysed; -1: none yet
+  json::Array Diagnostics;
+  /// Quick fixes: CodeAction objects, each for one of Diagnostics.
+  std::vector<json::Object> Actions;
+};
+
+struct Document {
+  std::string Path;
+  int64_t Version = 0;
+  std::string Text;
+  /// The params of clangd's latest publishDiagnostics for the document.
+  std::optional<json::Object> ServerParams;
+  SpmdResult Spmd;
+};
+
+/// Whether LSP positions a <= b.
+bool lessEq(const json::Object &A, const json::Object &B) {
+  int64_t AL = A.getInteger("line").value_or(0);
+  int64_t BL = B.getInteger("line").value_or(0);
+  return AL < BL || (AL == BL && A.getInteger("character").value_or(0) <=
+                                     B.getInteger("character").value_or(0));
+}
+
+/// Whether two LSP ranges touch or overlap.
+bool intersects(const json::Object &A, const json::Object &B) {
+  const json::Object *AS = A.getObject("start"), *AE = A.getObject("end");
+  const json::Object *BS = B.getObject("start"), *BE = B.getObject("end");
+  if (!AS || !AE || !BS || !BE)
+    return false;
+  return lessEq(*AS, *BE) && lessEq(*BS, *AE);
+}
+
+std::string idKey(const json::Value &Id) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  OS << Id;
+  return OS.str();
+}
+
+class Proxy {
+public:
+  Proxy(ProxyOptions Opts, int ToServerFD, int FromServerFD)
+      : Opts(std::move(Opts)), ToClient(STDOUT_FILENO), ToServer(ToServerFD),
+        FromServer(FromServerFD), Commands(this->Opts.CompileCommandsDir) {}
+
+  /// Relays editor -> clangd until end of input or the exit notification.
+  void clientLoop();
+  /// Relays clangd -> editor until clangd closes its output.
+  void serverLoop();
+  /// Runs analyses until stop().
+  void workerLoop();
+  void stop() {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    Stopping = true;
+    Wake.notify_all();
+  }
+  void closeServerInput() { ToServer.close(); }
+
+private:
+  void observeClientMessage(json::Object &Message);
+  /// Returns the message to send to the editor for a message from clangd
+  /// (itself, or with SPMD diagnostics / code actions merged).
+  std::optional<json::Object> rewriteServerMessage(json::Object &Message);
+  void enqueue(llvm::StringRef Uri);
+  json::Object publishMessage(llvm::StringRef Uri, const Document &D);
+  SpmdResult analyse(llvm::StringRef Uri, const Document &Snapshot,
+                     const std::vector<std::pair<std::string, std::string>>
+                         &Overlays);
+  json::Value toLspRange(const Position &Begin, const Position &End,
+                         llvm::StringRef Text) const;
+  void logToClient(int Type, const llvm::Twine &Message);
+
+  ProxyOptions Opts;
+  MessageWriter ToClient, ToServer;
+  MessageReader FromServer;
+  CommandLookup Commands;
+
+  /// Guards everything below. Writes of merged diagnostics happen under it
+  /// too, so the editor sees them in the order they were computed.
+  std::mutex Mutex;
+  std::condition_variable Wake;
+  bool Stopping = false;
+  OffsetEncoding Encoding = OffsetEncoding::UTF16;
+  bool InlineCodeActions = false;
+  std::optional<std::string> InitializeId;
+  llvm::StringMap<Document> Docs;
+  std::deque<std::string> Queue;
+  llvm::StringSet<> Queued;
+  /// Open textDocument/codeAction requests: id -> params.
+  std::map<std::string, json::Object> CodeActionRequests;
+};
+
+void Proxy::logToClient(int Type, const llvm::Twine &Message) {
+  log(Message);
+  json::Object Note{{"jsonrpc", "2.0"},
+                    {"method", "window/logMessage"},
+                    {"params", json::Object{{"type", Type},
+                                            {"message", ("spmd-clangd: " +
+                                                         Message).str()}}}};
+  ToClient.write(llvm::formatv("{0}", json::Value(std::move(Note))).str());
+}
+
+void Proxy::enqueue(llvm::StringRef Uri) {
+  if (Queued.insert(Uri).second)
+    Queue.push_back(Uri.str());
+  Wake.notify_one();
+}
+
+void Proxy::observeClientMessage(json::Object &Message) {
+  std::optional<llvm::StringRef> Method = Message.getString("method");
+  if (!Method)
+    return;
+  json::Object *Params = Message.getObject("params");
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (*Method == "initialize") {
+    if (const json::Value *Id = Message.get("id"))
+      InitializeId = idKey(*Id);
+    if (Params)
+      if (const json::Object *Caps = Params->getObject("capabilities"))
+        if (const json::Object *TD = Caps->getObject("textDocument"))
+          if (const json::Object *PD = TD->getObject("publishDiagnostics"))
+            InlineCodeActions =
+                PD->getBoolean("codeActionsInline").value_or(false);
+    return;
+  }
+  if (!Params)
+    return;
+  const json::Object *TD = Params->getObject("textDocument");
+  std::optional<llvm::StringRef> Uri = TD ? TD->getString("uri") : std::nullopt;
+  if (!Uri)
+    return;
+  if (*Method == "textDocument/didOpen") {
+    std::optional<std::string> Path = uriToPath(*Uri);
+    std::optional<llvm::StringRef> Text = TD->getString("text");
+    if (!Path || !Text)
+      return;
+    Document &D = Docs[*Uri];
+    D = Document();
+    D.Path = *Path;
+    D.Version = TD->getInteger("version").value_or(0);
+    D.Text = Text->str();
+    enqueue(*Uri);
+  } else if (*Method == "textDocument/didChange") {
+    auto It = Docs.find(*Uri);
+    const json::Array *Changes = Params->getArray("contentChanges");
+    if (It == Docs.end() || !Changes)
+      return;
+    Document &D = It->second;
+    for (const json::Value &C : *Changes) {
+      std::string Err;
+      if (!C.getAsObject() ||
+          !applyContentChange(D.Text, *C.getAsObject(), Encoding, Err))
+        log("ignoring a bad change of " + *Uri + ": " + Err);
+    }
+    D.Version = TD->getInteger("version").value_or(D.Version + 1);
+    enqueue(*Uri);
+  } else if (*Method == "textDocument/didClose") {
+    Docs.erase(*Uri);
+  } else if (*Method == "textDocument/codeAction") {
+    if (const json::Value *Id = Message.get("id"))
+      CodeActionRequests[idKey(*Id)] = *Params;
+  }
+}
+
+json::Object Proxy::publishMessage(llvm::StringRef Uri, const Document &D) {
+  json::Object Params = D.ServerParams
+                            ? *D.ServerParams
+                            : json::Object{{"uri", Uri.str()}, {"version", D.Version}};
+  json::Array Diags;
+  if (const json::Array *Server = Params.getArray("diagnostics"))
+    Diags = *Server;
+  // Stale SPMD results (for an older version of the text) are never shown.
+  if (D.Spmd.Version == D.Version)
+    for (const json::Value &V : D.Spmd.Diagnostics)
+      Diags.push_back(V);
+  Params["diagnostics"] = std::move(Diags);
+  return json::Object{{"jsonrpc", "2.0"},
+                      {"method", "textDocument/publishDiagnostics"},
+                      {"params", std::move(Params)}};
+}
+
+std::optional<json::Object>
+Proxy::rewriteServerMessage(json::Object &Message) {
+  std::optional<llvm::StringRef> Method = Message.getString("method");
+  const json::Value *Id = Message.get("id");
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (!Method && Id) { // a response to the editor's request
+    std::string Key = idKey(*Id);
+    if (InitializeId && Key == *InitializeId) {
+      InitializeId.reset();
+      if (const json::Object *Result = Message.getObject("result")) {
+        std::optional<llvm::StringRef> Enc = Result->getString("offsetEncoding");
+        if (const json::Object *Caps = Result->getObject("capabilities"))
+          if (auto PE = Caps->getString("positionEncoding"))
+            Enc = PE;
+        if (Enc)
+          if (auto E = parseOffsetEncoding(*Enc))
+            Encoding = *E;
+      }
+      return std::nullopt;
+    }
+    auto Req = CodeActionRequests.find(Key);
+    if (Req == CodeActionRequests.end())
+      return std::nullopt;
+    json::Object Params = std::move(Req->second);
+    CodeActionRequests.erase(Req);
+    const json::Object *TD = Params.getObject("textDocument");
+    const json::Object *Range = Params.getObject("range");
+    auto Uri = TD ? TD->getString("uri") : std::nullopt;
+    auto Doc = Uri ? Docs.find(*Uri) : Docs.end();
+    if (!Range || Doc == Docs.end() ||
+        Doc->second.Spmd.Version != Doc->second.Version ||
+        Doc->second.Spmd.Actions.empty())
+      return std::nullopt;
+    if (const json::Object *Ctx = Params.getObject("context"))
+      if (const json::Array *Only = Ctx->getArray("only")) {
+        bool Quickfix = false;
+        for (const json::Value &K : *Only)
+          if (auto S = K.getAsString())
+            Quickfix |= *S == "quickfix";
+        if (!Quickfix)
+          return std::nullopt;
+      }
+    json::Value *Result = Message.get("result");
+    if (!Result || (!Result->getAsArray() && Result->kind() != json::Value::Null))
+      return std::nullopt;
+    json::Array Actions;
+    if (json::Array *A = Result->getAsArray())
+      Actions = std::move(*A);
+    for (const json::Object &Action : Doc->second.Spmd.Actions) {
+      const json::Array *ForDiags = Action.getArray("diagnostics");
+      const json::Object *DiagRange =
+          ForDiags && !ForDiags->empty() && (*ForDiags)[0].getAsObject()
+              ? (*ForDiags)[0].getAsObject()->getObject("range")
+              : nullptr;
+      if (DiagRange && intersects(*DiagRange, *Range))
+        Actions.push_back(json::Object(Action));
+    }
+    *Result = std::move(Actions);
+    return std::move(Message);
+  }
+  if (Method && *Method == "textDocument/publishDiagnostics") {
+    json::Object *Params = Message.getObject("params");
+    auto Uri = Params ? Params->getString("uri") : std::nullopt;
+    auto Doc = Uri ? Docs.find(*Uri) : Docs.end();
+    if (Doc == Docs.end())
+      return std::nullopt;
+    Doc->second.ServerParams = *Params;
+    return publishMessage(*Uri, Doc->second);
+  }
+  return std::nullopt;
+}
+
+void Proxy::clientLoop() {
+  MessageReader FromClient(STDIN_FILENO);
+  std::string Body, Err;
+  while (FromClient.read(Body, Err)) {
+    bool Exit = false;
+    llvm::Expected<json::Value> V = json::parse(Body);
+    if (!V) {
+      log("editor sent a message that is not JSON (relayed as is): " +
+          llvm::toString(V.takeError()));
+    } else if (json::Object *O = V->getAsObject()) {
+      // Observe before relaying, so that a quick answer from clangd (e.g.
+      // to codeAction) finds its request recorded.
+      observeClientMessage(*O);
+      Exit = O->getString("method") == llvm::StringRef("exit");
+    }
+    if (!ToServer.write(Body))
+      log("cannot write to clangd (has it exited?)");
+    if (Exit)
+      return;
+  }
+  if (!Err.empty())
+    log("reading from the editor: " + Err);
+}
+
+void Proxy::serverLoop() {
+  std::string Body, Err;
+  while (FromServer.read(Body, Err)) {
+    llvm::Expected<json::Value> V = json::parse(Body);
+    std::optional<json::Object> Rewritten;
+    if (!V)
+      llvm::consumeError(V.takeError());
+    else if (json::Object *O = V->getAsObject())
+      Rewritten = rewriteServerMessage(*O);
+    if (!Rewritten) {
+      ToClient.write(Body);
+      continue;
+    }
+    // Merged publishDiagnostics are written under the lock, in order with
+    // the worker's.
+    std::lock_guard<std::mutex> Lock(Mutex);
+    ToClient.write(
+        llvm::formatv("{0}", json::Value(std::move(*Rewritten))).str());
+  }
+  if (!Err.empty())
+    log("reading from clangd: " + Err);
+}
+
+json::Value Proxy::toLspRange(const Position &Begin, const Position &End,
+                              llvm::StringRef Text) const {
+  auto Pos = [&](const Position &P, int64_t Extra) {
+    return json::Object{{"line", static_cast<int64_t>(P.Line) - 1},
+                        {"character", characterOf(P, Encoding) + Extra}};
+  };
+  if (End.isValid() &&
+      (End.Line != Begin.Line || End.Column != Begin.Column))
+    return json::Object{{"start", Pos(Begin, 0)}, {"end", Pos(End, 0)}};
+  // A point: cover the identifier (or character) there, as clangd does.
+  size_t Off = offsetOf(Text, Begin.Line - 1, Begin.Column - 1,
+                        OffsetEncoding::UTF8);
+  int64_t Len = 0;
+  while (Off + Len < Text.size() &&
+         (llvm::isAlnum(Text[Off + Len]) || Text[Off + Len] == '_'))
+    ++Len;
+  if (Len == 0 && Off < Text.size() && Text[Off] != '\n' &&
+      static_cast<unsigned char>(Text[Off]) < 0x80)
+    Len = 1;
+  return json::Object{{"start", Pos(Begin, 0)}, {"end", Pos(Begin, Len)}};
+}
+
+SpmdResult Proxy::analyse(
+    llvm::StringRef Uri, const Document &Snapshot,
+    const std::vector<std::pair<std::string, std::string>> &Overlays) {
+  SpmdResult R;
+  R.Version = Snapshot.Version;
+  CompileCommand Command = Commands.get(Snapshot.Path);
+
+  // The editor's unsaved text (of every open document) over the disk.
+  auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  for (const auto &[Path, Text] : Overlays)
+    Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Text, Path));
+  auto FS = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(
+          llvm::vfs::createPhysicalFileSystem().release()));
+  FS->pushOverlay(Memory);
+
+  std::vector<Diag> Diags;
+  DiagnosticCollector Collector(Diags);
+  AnalysisTiming Timing;
+  llvm::CrashRecoveryContext CRC;
+  bool Finished = CRC.RunSafely([&] {
+    if (!Opts.CrashMarker.empty() &&
+        llvm::StringRef(Snapshot.Text).contains(Opts.CrashMarker))
+      LLVM_BUILTIN_TRAP;
+    runAnalysis(Command, Opts.Analysis, FS, Collector, &Timing);
+  });
+  if (!Finished) {
+    logToClient(1, llvm::formatv("the SPMD analysis crashed on {0} (version "
+                                 "{1}); clangd's diagnostics are unaffected",
+                                 Snapshot.Path, Snapshot.Version)
+                       .str());
+    return R;
+  }
+
+  int Severity[] = {3, 3, 2, 1, 1}; // Note, Remark, Warning, Error, Fatal
+  auto Location = [&](const std::string &File, const Position &Begin,
+                      const Position &End) {
+    bool Main = File == Snapshot.Path;
+    std::string FileText;
+    if (!Main)
+      for (const auto &[Path, Text] : Overlays)
+        if (Path == File)
+          FileText = Text;
+    return json::Object{{"uri", Main ? Uri.str() : pathToUri(File)},
+                        {"range", toLspRange(Begin, End,
+                                             Main ? Snapshot.Text : FileText)}};
+  };
+  auto RangeAt = [](const Diag &D) {
+    for (const Range &Rg : D.Ranges)
+      if (Rg.Begin.Line == D.Loc.Line && Rg.Begin.Column <= D.Loc.Column)
+        return Rg;
+    return Range{D.Loc, D.Loc};
+  };
+
+  for (const Diag &D : Diags) {
+    // clangd reports the compiler's own errors already.
+    if (D.Rule == "clang-diagnostic-error" || D.File.empty())
+      continue;
+    bool InMain = D.InMainFile;
+    if (!InMain && !D.MainFileLoc.isValid())
+      continue;
+    Range At = InMain ? RangeAt(D) : Range{D.MainFileLoc, D.MainFileLoc};
+    json::Object L{{"range", toLspRange(At.Begin, At.End, Snapshot.Text)},
+                   {"severity", Severity[static_cast<int>(D.Severity)]},
+                   {"source", "spmd-check"},
+                   {"message", InMain ? D.Message
+                                      : "In included file: " + D.Message}};
+    llvm::StringRef Kind = D.Rule;
+    Kind.consume_front("spmd:");
+    L["code"] = Kind.str();
+    L["codeDescription"] = json::Object{{"href", ruleHelpUri(D.Rule)}};
+    json::Array Related;
+    if (!InMain)
+      Related.push_back(json::Object{
+          {"location", Location(D.File, RangeAt(D).Begin, RangeAt(D).End)},
+          {"message", D.Message}});
+    for (const Diag &N : D.Notes)
+      if (!N.File.empty()) {
+        Range NR = RangeAt(N);
+        Related.push_back(json::Object{{"location", Location(N.File, NR.Begin,
+                                                             NR.End)},
+                                       {"message", N.Message}});
+      }
+    if (!Related.empty())
+      L["relatedInformation"] = std::move(Related);
+
+    // One quick fix per diagnostic or note carrying fix-its.
+    std::vector<json::Object> Actions;
+    auto AddAction = [&](const std::string &Title,
+                         const std::vector<FixIt> &Fixes, bool Preferred) {
+      std::map<std::string, json::Array> Edits;
+      for (const FixIt &F : Fixes) {
+        bool Main = F.File == Snapshot.Path;
+        Edits[Main ? Uri.str() : pathToUri(F.File)].push_back(json::Object{
+            {"range", toLspRange(F.Where.Begin, F.Where.End, Snapshot.Text)},
+            {"newText", F.Replacement}});
+      }
+      json::Object Changes;
+      for (auto &[U, E] : Edits)
+        Changes[U] = std::move(E);
+      Actions.push_back(
+          json::Object{{"title", Title},
+                       {"kind", "quickfix"},
+                       {"isPreferred", Preferred},
+                       {"edit", json::Object{{"changes", std::move(Changes)}}}});
+    };
+    if (!D.FixIts.empty())
+      AddAction("Fix: " + D.Message, D.FixIts, true);
+    for (const Diag &N : D.Notes)
+      if (!N.FixIts.empty())
+        AddAction(N.Message, N.FixIts, D.FixIts.empty());
+    json::Array Inline;
+    for (json::Object &A : Actions) {
+      A["diagnostics"] = json::Array{json::Object(L)};
+      if (InlineCodeActions)
+        Inline.push_back(json::Object(A));
+      R.Actions.push_back(std::move(A));
+    }
+    if (InlineCodeActions && !Inline.empty())
+      L["codeActions"] = std::move(Inline);
+    R.Diagnostics.push_back(std::move(L));
+  }
+  log(llvm::formatv("checked {0} (version {1}): {2} SPMD diagnostic(s); "
+                    "analysis {3:f1} ms, frontend total {4:f1} ms "
+                    "(cpu {5:f1} ms)",
+                    Snapshot.Path, Snapshot.Version, R.Diagnostics.size(),
+                    Timing.AnalysisMs, Timing.TotalMs, Timing.TotalCpuMs)
+          .str());
+  return R;
+}
+
+void Proxy::workerLoop() {
+  while (true) {
+    std::string Uri;
+    Document Snapshot;
+    std::vector<std::pair<std::string, std::string>> Overlays;
+    {
+      std::unique_lock<std::mutex> Lock(Mutex);
+      Wake.wait(Lock, [&] { return Stopping || !Queue.empty(); });
+      if (Stopping)
+        return;
+      Uri = std::move(Queue.front());
+      Queue.pop_front();
+      Queued.erase(Uri);
+      auto It = Docs.find(Uri);
+      if (It == Docs.end())
+        continue;
+      Snapshot.Path = It->second.Path;
+      Snapshot.Version = It->second.Version;
+      Snapshot.Text = It->second.Text;
+      for (const auto &E : Docs)
+        Overlays.push_back({E.second.Path, E.second.Text});
+    }
+    SpmdResult Result = analyse(Uri, Snapshot, Overlays);
+    std::lock_guard<std::mutex> Lock(Mutex);
+    auto It = Docs.find(Uri);
+    if (It == Docs.end() || It->second.Version != Result.Version)
+      continue; // edited (or closed) meanwhile: a newer run is queued
+    It->second.Spmd = std::move(Result);
+    ToClient.write(
+        llvm::formatv("{0}", json::Value(publishMessage(Uri, It->second)))
+            .str());
+  }
+}
+
+std::optional<std::string> findClangd(llvm::StringRef Self) {
+  for (llvm::StringRef Name : {"clangd-19", "clangd"}) {
+    llvm::ErrorOr<std::string> P = llvm::sys::findProgramByName(Name);
+    if (!P)
+      continue;
+    // Do not start ourselves when spmd-clangd is installed as "clangd".
+    llvm::SmallString<256> Real, SelfReal;
+    if (!llvm::sys::fs::real_path(*P, Real) &&
+        !llvm::sys::fs::real_path(Self, SelfReal) && Real == SelfReal)
+      continue;
+    return *P;
+  }
+  return std::nullopt;
+}
+
+/// Starts clangd with pipes for stdin and stdout (stderr is shared).
+bool spawnClangd(const ProxyOptions &Opts, pid_t &Pid, int &ToFD, int &FromFD) {
+  int In[2], Out[2];
+  if (pipe2(In, O_CLOEXEC) || pipe2(Out, O_CLOEXEC))
+    return false;
+  posix_spawn_file_actions_t Actions;
+  posix_spawn_file_actions_init(&Actions);
+  posix_spawn_file_actions_adddup2(&Actions, In[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&Actions, Out[1], STDOUT_FILENO);
+  posix_spawnattr_t Attr;
+  posix_spawnattr_init(&Attr);
+  sigset_t Empty;
+  sigemptyset(&Empty);
+  posix_spawnattr_setsigmask(&Attr, &Empty);
+  posix_spawnattr_setflags(&Attr, POSIX_SPAWN_SETSIGMASK);
+  std::vector<char *> Argv;
+  Argv.push_back(const_cast<char *>(Opts.ClangdPath.c_str()));
+  for (const std::string &A : Opts.ClangdArgs)
+    Argv.push_back(const_cast<char *>(A.c_str()));
+  Argv.push_back(nullptr);
+  int Err = posix_spawn(&Pid, Opts.ClangdPath.c_str(), &Actions, &Attr,
+                        Argv.data(), environ);
+  posix_spawn_file_actions_destroy(&Actions);
+  posix_spawnattr_destroy(&Attr);
+  close(In[0]);
+  close(Out[1]);
+  if (Err) {
+    close(In[1]);
+    close(Out[0]);
+    errno = Err;
+    return false;
+  }
+  ToFD = In[1];
+  FromFD = Out[0];
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  // Writing to a clangd that has gone must fail with EPIPE, not kill us.
+  sigset_t Pipe;
+  sigemptyset(&Pipe);
+  sigaddset(&Pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &Pipe, nullptr);
+
+  ProxyOptions Opts;
+  std::vector<std::string> PluginArgs;
+  for (int I = 1; I < argc; ++I) {
+    llvm::StringRef A = argv[I];
+    if (A.consume_front("--clangd=")) {
+      Opts.ClangdPath = A.str();
+    } else if (A == "--spmd-help") {
+      llvm::outs() << Usage;
+      return 0;
+    } else if (A.consume_front("--spmd-test-crash-marker=")) {
+      Opts.CrashMarker = A.str();
+    } else if (A.consume_front("--spmd-")) {
+      PluginArgs.push_back(A.str());
+    } else {
+      if (A.consume_front("--compile-commands-dir="))
+        Opts.CompileCommandsDir = A.str();
+      Opts.ClangdArgs.push_back(argv[I]);
+    }
+  }
+  std::string Err;
+  if (!Opts.Analysis.parseArgs(PluginArgs, Err)) {
+    llvm::errs() << "spmd-clangd: error: " << Err
+                 << " (proxy options are --spmd-<plugin argument>; see "
+                    "--spmd-help)\n";
+    return 1;
+  }
+  if (Opts.ClangdPath.empty()) {
+    std::string Self = llvm::sys::fs::getMainExecutable(
+        argv[0], reinterpret_cast<void *>(&main));
+    std::optional<std::string> Found = findClangd(Self);
+    if (!Found) {
+      llvm::errs() << "spmd-clangd: error: no clangd-19 or clangd on PATH; "
+                      "install clangd-19 or pass --clangd=<path>\n";
+      return 1;
+    }
+    Opts.ClangdPath = *Found;
+  }
+
+  pid_t Pid;
+  int ToFD, FromFD;
+  if (!spawnClangd(Opts, Pid, ToFD, FromFD)) {
+    llvm::errs() << "spmd-clangd: error: cannot start '" << Opts.ClangdPath
+                 << "': " << strerror(errno)
+                 << " (pass the path of clangd with --clangd=<path>)\n";
+    return 1;
+  }
+  log("started " + Opts.ClangdPath);
+
+  llvm::CrashRecoveryContext::Enable();
+  initializeAnalysis();
+  Proxy P(std::move(Opts), ToFD, FromFD);
+  std::thread ServerThread([&P] { P.serverLoop(); });
+  // Clang's parser recurses deeply: give the analysis clangd's stack size.
+  llvm::thread Worker(std::optional<unsigned>(8u << 20), [&P] { P.workerLoop(); });
+
+  P.clientLoop();
+  // clangd exits on "exit" or on end of input; relay what it still sends.
+  P.closeServerInput();
+  ServerThread.join();
+  int Status = 0;
+  while (waitpid(Pid, &Status, 0) < 0 && errno == EINTR)
+    ;
+  int Code = WIFEXITED(Status) ? WEXITSTATUS(Status) : 1;
+  P.stop();
+  // An analysis still running is abandoned; its result would be stale.
+  Worker.detach();
+  llvm::errs().flush();
+  std::_Exit(Code);
+}
