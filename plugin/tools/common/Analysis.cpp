@@ -127,7 +127,8 @@ ArgumentsAdjuster getStripUnknownArgumentsAdjuster() {
         Table.ParseArgs(Argv, MissingIndex, MissingCount,
                         llvm::opt::Visibility(driver::options::ClangOption));
     std::vector<bool> Drop(Args.size(), false);
-    for (const llvm::opt::Arg *A : Parsed.filtered(driver::options::OPT_UNKNOWN))
+    for (const llvm::opt::Arg *A :
+         Parsed.filtered(driver::options::OPT_UNKNOWN))
       Drop[A->getIndex() + 1] = true;
     CommandLineArguments Result;
     for (size_t I = 0; I < Args.size(); ++I)
@@ -170,11 +171,11 @@ bool runAnalysis(const CompileCommand &Command, const plugin::Options &Opts,
   double StartCpu = threadCpuMs();
   // The callers render diagnostics themselves; -fno-caret-diagnostics only
   // stops the frontend from printing "N errors generated." on its own.
-  CommandLineArguments Args = combineAdjusters(
-      getSpmdArgumentsAdjuster(),
-      getInsertArgumentAdjuster("-fno-caret-diagnostics",
-                                ArgumentInsertPosition::END))(
-      Command.CommandLine, Command.Filename);
+  CommandLineArguments Args =
+      combineAdjusters(getSpmdArgumentsAdjuster(),
+                       getInsertArgumentAdjuster("-fno-caret-diagnostics",
+                                                 ArgumentInsertPosition::END))(
+          Command.CommandLine, Command.Filename);
   if (!Command.Directory.empty())
     FS->setCurrentWorkingDirectory(Command.Directory);
   llvm::IntrusiveRefCntPtr<FileManager> Files(

@@ -1,4 +1,5 @@
-//===- Analysis.h - run the SPMD analysis on one compile command -*- C++ -*-===//
+//===- Analysis.h - run the SPMD analysis on one compile command -*- C++
+//-*-===//
 //
 // The one place where the tools call the analysis library: a libTooling
 // frontend action whose consumer is spmd::plugin::createSPMDCheckConsumer,

@@ -95,8 +95,8 @@ std::string fileNameOf(const SourceManager &SM, SourceLocation Loc) {
   return std::string(Path);
 }
 
-bool toRange(const SourceManager &SM, const LangOptions &LO,
-             CharSourceRange R, std::string &File, Range &Out) {
+bool toRange(const SourceManager &SM, const LangOptions &LO, CharSourceRange R,
+             std::string &File, Range &Out) {
   CharSourceRange FR = Lexer::makeFileCharRange(R, SM, LO);
   if (FR.isInvalid())
     return false;

@@ -94,8 +94,7 @@ std::vector<RuleInfo> makeRules() {
     Rules.push_back({("spmd:" + Kind).str(), camelCase(Kind), Short, Full,
                      Defaults.severity(K) == plugin::Severity::Error});
   }
-  Rules.push_back({"spmd:annotation", "Annotation",
-                   "Malformed SPMD annotation",
+  Rules.push_back({"spmd:annotation", "Annotation", "Malformed SPMD annotation",
                    "An [[spmd::...]] attribute is ill-formed or placed on a "
                    "declaration it does not apply to.",
                    true});

@@ -21,8 +21,7 @@ Value jsonPosition(const Position &P) {
 }
 
 Value jsonRange(const Range &R) {
-  return Object{{"start", jsonPosition(R.Begin)},
-                {"end", jsonPosition(R.End)}};
+  return Object{{"start", jsonPosition(R.Begin)}, {"end", jsonPosition(R.End)}};
 }
 
 Value jsonDiag(const Diag &D) {
@@ -70,8 +69,7 @@ Object artifactLocation(llvm::StringRef File, llvm::StringRef Root) {
   if (!Root.empty() && Rel.consume_front(Root) &&
       (Root.ends_with("/") || Rel.consume_front("/"))) {
     std::string Uri = fileUri(Rel);
-    return Object{{"uri", Uri.substr(7)},
-                  {"uriBaseId", "%SRCROOT%"}};
+    return Object{{"uri", Uri.substr(7)}, {"uriBaseId", "%SRCROOT%"}};
   }
   return Object{{"uri", fileUri(File)}};
 }
@@ -136,7 +134,8 @@ Value sarifResult(const Diag &D, llvm::StringRef Root) {
     R["ruleIndex"] = Index;
   Array Locations;
   if (!D.File.empty())
-    Locations.push_back(Object{{"physicalLocation", physicalLocation(D, Root)}});
+    Locations.push_back(
+        Object{{"physicalLocation", physicalLocation(D, Root)}});
   R["locations"] = std::move(Locations);
   Array Related;
   for (const Diag &N : D.Notes) {
@@ -156,16 +155,15 @@ Value sarifResult(const Diag &D, llvm::StringRef Root) {
   Array Fixes;
   for (const FixIt &F : D.FixIts) {
     Fixes.push_back(Object{
-        {"description", Object{{"text", "Replace with '" + F.Replacement +
-                                            "'"}}},
+        {"description",
+         Object{{"text", "Replace with '" + F.Replacement + "'"}}},
         {"artifactChanges",
          Array{Object{
              {"artifactLocation", artifactLocation(F.File, Root)},
              {"replacements",
-              Array{Object{{"deletedRegion",
-                            sarifRegion(F.Where.Begin, &F.Where.End)},
-                           {"insertedContent",
-                            Object{{"text", F.Replacement}}}}}}}}}});
+              Array{Object{
+                  {"deletedRegion", sarifRegion(F.Where.Begin, &F.Where.End)},
+                  {"insertedContent", Object{{"text", F.Replacement}}}}}}}}}});
   }
   if (!Fixes.empty())
     R["fixes"] = std::move(Fixes);
@@ -188,12 +186,9 @@ Value toJson(const std::vector<FileReport> &Reports) {
       Diags.push_back(jsonDiag(D));
     }
   }
-  return Object{{"tool", "spmd-check"},
-                {"version", toolVersion()},
-                {"files", std::move(Files)},
-                {"diagnostics", std::move(Diags)},
-                {"errors", Errors},
-                {"warnings", Warnings}};
+  return Object{{"tool", "spmd-check"},      {"version", toolVersion()},
+                {"files", std::move(Files)}, {"diagnostics", std::move(Diags)},
+                {"errors", Errors},          {"warnings", Warnings}};
 }
 
 Value toSarif(const std::vector<FileReport> &Reports,
@@ -223,21 +218,18 @@ Value toSarif(const std::vector<FileReport> &Reports,
     Invocation["toolExecutionNotifications"] = std::move(Notifications);
   Object Run{
       {"tool",
-       Object{{"driver",
-               Object{{"name", "spmd-check"},
-                      {"version", toolVersion()},
-                      {"semanticVersion", toolVersion()},
-                      {"informationUri", ruleHelpUri("spmd:")},
-                      {"rules", std::move(Rules)}}}}},
-      {"originalUriBaseIds",
-       Object{{"%SRCROOT%", Object{{"uri", RootUri}}}}},
+       Object{{"driver", Object{{"name", "spmd-check"},
+                                {"version", toolVersion()},
+                                {"semanticVersion", toolVersion()},
+                                {"informationUri", ruleHelpUri("spmd:")},
+                                {"rules", std::move(Rules)}}}}},
+      {"originalUriBaseIds", Object{{"%SRCROOT%", Object{{"uri", RootUri}}}}},
       {"columnKind", "utf16CodeUnits"},
       {"invocations", Array{std::move(Invocation)}},
       {"results", std::move(Results)}};
-  return Object{
-      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-      {"version", "2.1.0"},
-      {"runs", Array{std::move(Run)}}};
+  return Object{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                {"version", "2.1.0"},
+                {"runs", Array{std::move(Run)}}};
 }
 
 } // namespace spmd::tools

@@ -14,9 +14,9 @@ namespace spmd::tools {
 
 /// The outcome of checking one source file.
 struct FileReport {
-  std::string File;      ///< absolute path
-  bool Checked = false;  ///< the frontend ran (even if it found errors)
-  std::string Problem;   ///< why it was not checked, when !Checked
+  std::string File;     ///< absolute path
+  bool Checked = false; ///< the frontend ran (even if it found errors)
+  std::string Problem;  ///< why it was not checked, when !Checked
   std::vector<Diag> Diags;
 };
 

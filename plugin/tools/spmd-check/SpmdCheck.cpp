@@ -64,11 +64,10 @@ cl::opt<bool> Strict("strict",
                      cl::desc("Report the first use of a tensor of unknown "
                               "SPMD type (plugin argument 'strict')"),
                      cl::cat(Category));
-cl::opt<bool>
-    SystemHeaders("system-headers",
-                  cl::desc("Also analyse functions in system headers "
-                           "(plugin argument 'system-headers')"),
-                  cl::cat(Category));
+cl::opt<bool> SystemHeaders("system-headers",
+                            cl::desc("Also analyse functions in system headers "
+                                     "(plugin argument 'system-headers')"),
+                            cl::cat(Category));
 cl::list<std::string> Warn("warn",
                            cl::desc("Report <kind> (or all) as a warning "
                                     "(plugin argument 'warn=<kind>')"),
@@ -123,7 +122,8 @@ std::vector<std::string> pluginArguments() {
   Add(Error, "error");
   Add(Ignore, "ignore");
   // Positions are distinct, so the order is total.
-  llvm::sort(Args, [](const auto &A, const auto &B) { return A.first < B.first; });
+  llvm::sort(Args,
+             [](const auto &A, const auto &B) { return A.first < B.first; });
   std::vector<std::string> Result;
   for (auto &A : Args)
     Result.push_back(std::move(A.second));
@@ -169,9 +169,8 @@ void runJob(Job &J, const spmd::plugin::Options &Opts, bool UseColor) {
   auto DiagOpts = llvm::makeIntrusiveRefCnt<DiagnosticOptions>();
   DiagOpts->ShowColors = UseColor;
   TextDiagnosticPrinter Printer(TextOS, DiagOpts.get());
-  DiagnosticCollector Collector(J.Report.Diags,
-                                Format == OutputFormat::Text ? &Printer
-                                                             : nullptr);
+  DiagnosticCollector Collector(
+      J.Report.Diags, Format == OutputFormat::Text ? &Printer : nullptr);
   // A physical file system per job: its working directory is the command's,
   // without touching the process's (jobs run concurrently).
   auto FS = llvm::vfs::createPhysicalFileSystem();
@@ -241,8 +240,9 @@ int main(int argc, const char **argv) {
   }
 
   std::error_code EC;
-  llvm::ToolOutputFile Out(OutputPath.empty() ? std::string("-") : OutputPath.getValue(), EC,
-                           llvm::sys::fs::OF_TextWithCRLF);
+  llvm::ToolOutputFile Out(OutputPath.empty() ? std::string("-")
+                                              : OutputPath.getValue(),
+                           EC, llvm::sys::fs::OF_TextWithCRLF);
   if (EC) {
     llvm::WithColor::error(llvm::errs(), "spmd-check")
         << "cannot write '" << OutputPath << "': " << EC.message() << "\n";
@@ -269,7 +269,8 @@ int main(int argc, const char **argv) {
   if (Format == OutputFormat::Json) {
     Out.os() << llvm::formatv("{0:2}", toJson(Reports)) << "\n";
   } else if (Format == OutputFormat::Sarif) {
-    std::string Root = absolutePath(SourceRoot.empty() ? std::string(".") : SourceRoot.getValue());
+    std::string Root = absolutePath(SourceRoot.empty() ? std::string(".")
+                                                       : SourceRoot.getValue());
     Out.os() << llvm::formatv("{0:2}", toSarif(Reports, Root)) << "\n";
   } else if (Errors || Warnings) {
     llvm::errs() << Errors << (Errors == 1 ? " error" : " errors") << " and "

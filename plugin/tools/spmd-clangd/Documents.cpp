@@ -32,7 +32,11 @@ size_t offsetOf(llvm::StringRef Text, int64_t Line, int64_t Character,
   int64_t Units = 0;
   while (I < End && Units < Character) {
     unsigned char C = Text[I];
-    size_t Len = C < 0x80 ? 1 : C >= 0xF0 ? 4 : C >= 0xE0 ? 3 : C >= 0xC0 ? 2 : 1;
+    size_t Len = C < 0x80    ? 1
+                 : C >= 0xF0 ? 4
+                 : C >= 0xE0 ? 3
+                 : C >= 0xC0 ? 2
+                             : 1;
     if (Enc == OffsetEncoding::UTF8)
       Units += Len;
     else if (Enc == OffsetEncoding::UTF16)

@@ -106,7 +106,8 @@ struct ProxyOptions {
 /// inferred for files it does not list; a plain C++17 command otherwise.
 class CommandLookup {
 public:
-  explicit CommandLookup(std::string FixedDir) : FixedDir(std::move(FixedDir)) {}
+  explicit CommandLookup(std::string FixedDir)
+      : FixedDir(std::move(FixedDir)) {}
 
   CompileCommand get(llvm::StringRef Path) {
     if (CompilationDatabase *DB = find(Path)) {
@@ -115,8 +116,7 @@ public:
         return Commands.front();
     }
     llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
-    return CompileCommand(Dir, Path, {"clang++", "-std=c++17", Path.str()},
-                          "");
+    return CompileCommand(Dir, Path, {"clang++", "-std=c++17", Path.str()}, "");
   }
 
 private:
@@ -124,8 +124,8 @@ private:
     std::lock_guard<std::mutex> Lock(Mutex);
     if (!FixedDir.empty())
       return load(FixedDir);
-    for (llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
-         !Dir.empty(); Dir = llvm::sys::path::parent_path(Dir)) {
+    for (llvm::StringRef Dir = llvm::sys::path::parent_path(Path); !Dir.empty();
+         Dir = llvm::sys::path::parent_path(Dir)) {
       if (CompilationDatabase *DB = load(Dir))
         return DB;
       llvm::SmallString<256> Build(Dir);
@@ -229,9 +229,9 @@ private:
   std::optional<json::Object> rewriteServerMessage(json::Object &Message);
   void enqueue(llvm::StringRef Uri);
   json::Object publishMessage(llvm::StringRef Uri, const Document &D);
-  SpmdResult analyse(llvm::StringRef Uri, const Document &Snapshot,
-                     const std::vector<std::pair<std::string, std::string>>
-                         &Overlays);
+  SpmdResult
+  analyse(llvm::StringRef Uri, const Document &Snapshot,
+          const std::vector<std::pair<std::string, std::string>> &Overlays);
   json::Value toLspRange(const Position &Begin, const Position &End,
                          llvm::StringRef Text) const;
   void logToClient(int Type, const llvm::Twine &Message);
@@ -258,11 +258,11 @@ private:
 
 void Proxy::logToClient(int Type, const llvm::Twine &Message) {
   log(Message);
-  json::Object Note{{"jsonrpc", "2.0"},
-                    {"method", "window/logMessage"},
-                    {"params", json::Object{{"type", Type},
-                                            {"message", ("spmd-clangd: " +
-                                                         Message).str()}}}};
+  json::Object Note{
+      {"jsonrpc", "2.0"},
+      {"method", "window/logMessage"},
+      {"params", json::Object{{"type", Type},
+                              {"message", ("spmd-clangd: " + Message).str()}}}};
   ToClient.write(llvm::formatv("{0}", json::Value(std::move(Note))).str());
 }
 
@@ -329,9 +329,9 @@ void Proxy::observeClientMessage(json::Object &Message) {
 }
 
 json::Object Proxy::publishMessage(llvm::StringRef Uri, const Document &D) {
-  json::Object Params = D.ServerParams
-                            ? *D.ServerParams
-                            : json::Object{{"uri", Uri.str()}, {"version", D.Version}};
+  json::Object Params =
+      D.ServerParams ? *D.ServerParams
+                     : json::Object{{"uri", Uri.str()}, {"version", D.Version}};
   json::Array Diags;
   if (const json::Array *Server = Params.getArray("diagnostics"))
     Diags = *Server;
@@ -345,8 +345,7 @@ json::Object Proxy::publishMessage(llvm::StringRef Uri, const Document &D) {
                       {"params", std::move(Params)}};
 }
 
-std::optional<json::Object>
-Proxy::rewriteServerMessage(json::Object &Message) {
+std::optional<json::Object> Proxy::rewriteServerMessage(json::Object &Message) {
   std::optional<llvm::StringRef> Method = Message.getString("method");
   const json::Value *Id = Message.get("id");
   std::lock_guard<std::mutex> Lock(Mutex);
@@ -355,7 +354,8 @@ Proxy::rewriteServerMessage(json::Object &Message) {
     if (InitializeId && Key == *InitializeId) {
       InitializeId.reset();
       if (const json::Object *Result = Message.getObject("result")) {
-        std::optional<llvm::StringRef> Enc = Result->getString("offsetEncoding");
+        std::optional<llvm::StringRef> Enc =
+            Result->getString("offsetEncoding");
         if (const json::Object *Caps = Result->getObject("capabilities"))
           if (auto PE = Caps->getString("positionEncoding"))
             Enc = PE;
@@ -388,7 +388,8 @@ Proxy::rewriteServerMessage(json::Object &Message) {
           return std::nullopt;
       }
     json::Value *Result = Message.get("result");
-    if (!Result || (!Result->getAsArray() && Result->kind() != json::Value::Null))
+    if (!Result ||
+        (!Result->getAsArray() && Result->kind() != json::Value::Null))
       return std::nullopt;
     json::Array Actions;
     if (json::Array *A = Result->getAsArray())
@@ -470,12 +471,11 @@ json::Value Proxy::toLspRange(const Position &Begin, const Position &End,
     return json::Object{{"line", static_cast<int64_t>(P.Line) - 1},
                         {"character", characterOf(P, Encoding) + Extra}};
   };
-  if (End.isValid() &&
-      (End.Line != Begin.Line || End.Column != Begin.Column))
+  if (End.isValid() && (End.Line != Begin.Line || End.Column != Begin.Column))
     return json::Object{{"start", Pos(Begin, 0)}, {"end", Pos(End, 0)}};
   // A point: cover the identifier (or character) there, as clangd does.
-  size_t Off = offsetOf(Text, Begin.Line - 1, Begin.Column - 1,
-                        OffsetEncoding::UTF8);
+  size_t Off =
+      offsetOf(Text, Begin.Line - 1, Begin.Column - 1, OffsetEncoding::UTF8);
   int64_t Len = 0;
   while (Off + Len < Text.size() &&
          (llvm::isAlnum(Text[Off + Len]) || Text[Off + Len] == '_'))
@@ -529,9 +529,9 @@ SpmdResult Proxy::analyse(
       for (const auto &[Path, Text] : Overlays)
         if (Path == File)
           FileText = Text;
-    return json::Object{{"uri", Main ? Uri.str() : pathToUri(File)},
-                        {"range", toLspRange(Begin, End,
-                                             Main ? Snapshot.Text : FileText)}};
+    return json::Object{
+        {"uri", Main ? Uri.str() : pathToUri(File)},
+        {"range", toLspRange(Begin, End, Main ? Snapshot.Text : FileText)}};
   };
   auto RangeAt = [](const Diag &D) {
     for (const Range &Rg : D.Ranges)
@@ -548,11 +548,11 @@ SpmdResult Proxy::analyse(
     if (!InMain && !D.MainFileLoc.isValid())
       continue;
     Range At = InMain ? RangeAt(D) : Range{D.MainFileLoc, D.MainFileLoc};
-    json::Object L{{"range", toLspRange(At.Begin, At.End, Snapshot.Text)},
-                   {"severity", Severity[static_cast<int>(D.Severity)]},
-                   {"source", "spmd-check"},
-                   {"message", InMain ? D.Message
-                                      : "In included file: " + D.Message}};
+    json::Object L{
+        {"range", toLspRange(At.Begin, At.End, Snapshot.Text)},
+        {"severity", Severity[static_cast<int>(D.Severity)]},
+        {"source", "spmd-check"},
+        {"message", InMain ? D.Message : "In included file: " + D.Message}};
     llvm::StringRef Kind = D.Rule;
     Kind.consume_front("spmd:");
     L["code"] = Kind.str();
@@ -565,9 +565,9 @@ SpmdResult Proxy::analyse(
     for (const Diag &N : D.Notes)
       if (!N.File.empty()) {
         Range NR = RangeAt(N);
-        Related.push_back(json::Object{{"location", Location(N.File, NR.Begin,
-                                                             NR.End)},
-                                       {"message", N.Message}});
+        Related.push_back(
+            json::Object{{"location", Location(N.File, NR.Begin, NR.End)},
+                         {"message", N.Message}});
       }
     if (!Related.empty())
       L["relatedInformation"] = std::move(Related);
@@ -586,11 +586,11 @@ SpmdResult Proxy::analyse(
       json::Object Changes;
       for (auto &[U, E] : Edits)
         Changes[U] = std::move(E);
-      Actions.push_back(
-          json::Object{{"title", Title},
-                       {"kind", "quickfix"},
-                       {"isPreferred", Preferred},
-                       {"edit", json::Object{{"changes", std::move(Changes)}}}});
+      Actions.push_back(json::Object{
+          {"title", Title},
+          {"kind", "quickfix"},
+          {"isPreferred", Preferred},
+          {"edit", json::Object{{"changes", std::move(Changes)}}}});
     };
     if (!D.FixIts.empty())
       AddAction("Fix: " + D.Message, D.FixIts, true);
@@ -766,7 +766,8 @@ int main(int argc, char **argv) {
   Proxy P(std::move(Opts), ToFD, FromFD);
   std::thread ServerThread([&P] { P.serverLoop(); });
   // Clang's parser recurses deeply: give the analysis clangd's stack size.
-  llvm::thread Worker(std::optional<unsigned>(8u << 20), [&P] { P.workerLoop(); });
+  llvm::thread Worker(std::optional<unsigned>(8u << 20),
+                      [&P] { P.workerLoop(); });
 
   P.clientLoop();
   // clangd exits on "exit" or on end of input; relay what it still sends.

@@ -35,8 +35,7 @@ bool MessageReader::read(std::string &Body, std::string &Err) {
     while ((End = Buffer.find('\n', Pos)) == std::string::npos)
       if (!fill(Buffer.size() - Pos + 1))
         return false;
-    llvm::StringRef Line =
-        llvm::StringRef(Buffer).slice(Pos, End).rtrim("\r");
+    llvm::StringRef Line = llvm::StringRef(Buffer).slice(Pos, End).rtrim("\r");
     Pos = End + 1;
     if (Line.empty()) {
       if (Length)
