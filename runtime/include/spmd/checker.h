@@ -172,8 +172,8 @@ void backward(const at::Tensor& loss, const at::Tensor& gradient = {});
 /// ones not yet swept). For tests and diagnostics.
 std::size_t side_table_size();
 
-/// Drops the entries of dead tensors now (it also happens automatically
-/// whenever the table has doubled since the last sweep). Returns the size.
+/// Drops the entries of dead tensors now (it also happens incrementally: each
+/// new entry re-examines the two oldest ones). Returns the new size.
 std::size_t sweep_side_table();
 
 /// Removes `x`'s type (it becomes untyped). For tests and tools.

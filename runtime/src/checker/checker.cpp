@@ -13,6 +13,8 @@
 #include <ATen/core/VariableHooksInterface.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/SmallVector.h>
+#include <c10/util/flat_hash_map.h>
 #include <spmd/checker.h>
 #include <spmd/core/annotation_rules.h>
 #include <spmd/core/collectives.h>
@@ -26,6 +28,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -79,14 +82,17 @@ TypeRef intern(const TensorType& t) { return interner().intern(t); }
 // The side table: TensorImpl* -> type. Each entry holds a weak reference to
 // its TensorImpl; a weak reference keeps the impl's memory (not its storage)
 // allocated, so an address cannot be reused by another tensor while its entry
-// exists. Dead entries are swept whenever a shard has doubled since its last
-// sweep, so the table stays within a constant factor of the live typed
-// tensors (no leak over long runs). Sharded to keep rank threads apart.
+// exists. Dead entries are reclaimed incrementally: every insertion also
+// re-examines the two oldest entries of its shard (a round-robin queue) and
+// drops them if their tensor died, so the table holds at most about twice the
+// live typed tensors and dead impls are freed soon after their tensors (no
+// leak over long runs, and little heap fragmentation from kept shells).
+// Sharded to keep rank threads apart.
 
 class SideTable {
  public:
   static constexpr std::size_t kShards = 16;
-  static constexpr std::size_t kMinSweep = 1024;
+  static constexpr int kReclaimPerInsert = 2;
 
   // nullptr when untyped.
   TypeRef lookup(const c10::TensorImpl* impl) {
@@ -109,7 +115,18 @@ class SideTable {
         impl,
         Entry{c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr()),
               type});
-    if (s.map.size() >= s.next_sweep) sweep_locked(s);
+    s.queue.push_back(impl);
+    for (int k = 0; k < kReclaimPerInsert && !s.queue.empty(); ++k) {
+      const c10::TensorImpl* old = s.queue.front();
+      s.queue.pop_front();
+      auto e = s.map.find(old);
+      if (e == s.map.end()) continue;  // cleared explicitly
+      if (e->second.owner.expired()) {
+        s.map.erase(e);
+      } else {
+        s.queue.push_back(old);
+      }
+    }
   }
 
   void erase(const c10::TensorImpl* impl) {
@@ -127,11 +144,22 @@ class SideTable {
     return n;
   }
 
+  // Drops every dead entry now.
   std::size_t sweep() {
     std::size_t n = 0;
     for (Shard& s : shards_) {
       std::lock_guard<std::mutex> lock(s.mu);
-      sweep_locked(s);
+      std::deque<const c10::TensorImpl*> live;
+      for (const c10::TensorImpl* impl : s.queue) {
+        auto e = s.map.find(impl);
+        if (e == s.map.end()) continue;
+        if (e->second.owner.expired()) {
+          s.map.erase(e);
+        } else {
+          live.push_back(impl);
+        }
+      }
+      s.queue.swap(live);
       n += s.map.size();
     }
     return n;
@@ -144,24 +172,15 @@ class SideTable {
   };
   struct Shard {
     std::mutex mu;
-    std::unordered_map<const c10::TensorImpl*, Entry> map;
-    std::size_t next_sweep = kMinSweep;
+    ska::flat_hash_map<const c10::TensorImpl*, Entry> map;
+    // Every key of `map` at least once, oldest first (may hold duplicates
+    // and keys already erased; both are skipped).
+    std::deque<const c10::TensorImpl*> queue;
   };
 
   Shard& shard(const c10::TensorImpl* impl) {
     auto bits = reinterpret_cast<std::uintptr_t>(impl);
     return shards_[(bits >> 6) % kShards];
-  }
-
-  static void sweep_locked(Shard& s) {
-    for (auto it = s.map.begin(); it != s.map.end();) {
-      if (it->second.owner.expired()) {
-        it = s.map.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    s.next_sweep = std::max(kMinSweep, 2 * s.map.size());
   }
 
   std::array<Shard, kShards> shards_;
@@ -530,9 +549,9 @@ struct MutatedRec {
 };
 
 struct Collected {
-  std::vector<OperandRec> tensors;
-  std::vector<OperandRec> scalars;
-  std::vector<MutatedRec> mutated;
+  c10::SmallVector<OperandRec, 8> tensors;
+  c10::SmallVector<OperandRec, 4> scalars;
+  c10::SmallVector<MutatedRec, 2> mutated;
 };
 
 bool is_plain_number(const c10::IValue& v) {
@@ -581,7 +600,9 @@ const ThreadState::Memo& infer_cached(ThreadState& st, const OpEntry& e,
   key.clear();
   key.push_back(reinterpret_cast<std::uintptr_t>(&e));
   key.push_back(reinterpret_cast<std::uintptr_t>(&ctx));
-  for (const auto* list : {&c.tensors, &c.scalars}) {
+  for (const c10::SmallVectorImpl<OperandRec>* list :
+       {static_cast<const c10::SmallVectorImpl<OperandRec>*>(&c.tensors),
+        static_cast<const c10::SmallVectorImpl<OperandRec>*>(&c.scalars)}) {
     for (const OperandRec& o : *list) {
       key.push_back(reinterpret_cast<std::uintptr_t>(o.type));
       key.push_back((std::uintptr_t(o.position) << 2) | std::uintptr_t(o.kind));
@@ -592,7 +613,9 @@ const ThreadState::Memo& infer_cached(ThreadState& st, const OpEntry& e,
 
   std::vector<core::Operand> operands;
   operands.reserve(c.tensors.size() + c.scalars.size());
-  for (const auto* list : {&c.tensors, &c.scalars}) {
+  for (const c10::SmallVectorImpl<OperandRec>* list :
+       {static_cast<const c10::SmallVectorImpl<OperandRec>*>(&c.tensors),
+        static_cast<const c10::SmallVectorImpl<OperandRec>*>(&c.scalars)}) {
     for (const OperandRec& o : *list) {
       if (o.kind == core::Operand::Kind::WeakScalar) {
         operands.push_back(core::Operand::weak_scalar(o.position));
@@ -664,7 +687,7 @@ void typecheck_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   // after the op has run, so that the op's own errors win (spec §5.2 step 8).
   const ThreadState::Memo& inferred = infer_cached(*st, e, ctx, c);
   const core::TypeError* error = inferred.error.get();
-  std::vector<TypeRef> mutated_after(c.mutated.size(), nullptr);
+  c10::SmallVector<TypeRef, 2> mutated_after(c.mutated.size(), nullptr);
   for (std::size_t i = 0; error == nullptr && i < c.mutated.size(); ++i) {
     const ThreadState::Memo& m = inplace_cached(
         *st, e, c.mutated[i].before, inferred.type, c.mutated[i].requires_grad);
