@@ -138,6 +138,39 @@ ArgumentsAdjuster getStripUnknownArgumentsAdjuster() {
   };
 }
 
+std::vector<std::string> pluginArgumentsOf(const CommandLineArguments &Args) {
+  std::vector<std::string> Result;
+  for (llvm::StringRef A : Args)
+    if (A.consume_front("-fplugin-arg-spmd-check-"))
+      Result.push_back(A.str());
+  return Result;
+}
+
+/// Drops compiler plugins and their arguments: the tools run the analysis
+/// themselves, and loading the plugin as well would register the
+/// attributes twice.
+static ArgumentsAdjuster getStripPluginsAdjuster() {
+  return [](const CommandLineArguments &Args, llvm::StringRef) {
+    CommandLineArguments Result;
+    for (size_t I = 0; I < Args.size(); ++I) {
+      llvm::StringRef A = Args[I];
+      if (A.starts_with("-fplugin=") || A.starts_with("-fplugin-arg-") ||
+          A.starts_with("-fpass-plugin="))
+        continue;
+      // -Xclang -load -Xclang <lib>, -Xclang -plugin-arg-<name> -Xclang <a>,
+      // -Xclang -add-plugin -Xclang <name>
+      if (A == "-Xclang" && I + 3 < Args.size() && Args[I + 2] == "-Xclang" &&
+          (Args[I + 1] == "-load" || Args[I + 1] == "-add-plugin" ||
+           llvm::StringRef(Args[I + 1]).starts_with("-plugin-arg-"))) {
+        I += 3;
+        continue;
+      }
+      Result.push_back(Args[I]);
+    }
+    return Result;
+  };
+}
+
 ArgumentsAdjuster getSpmdArgumentsAdjuster() {
   ArgumentsAdjuster ResourceDir = [](const CommandLineArguments &Args,
                                      llvm::StringRef) {
@@ -149,6 +182,7 @@ ArgumentsAdjuster getSpmdArgumentsAdjuster() {
   };
   ArgumentsAdjuster A = combineAdjusters(getClangStripOutputAdjuster(),
                                          getClangStripDependencyFileAdjuster());
+  A = combineAdjusters(A, getStripPluginsAdjuster());
   A = combineAdjusters(A, getStripUnknownArgumentsAdjuster());
   A = combineAdjusters(A, getClangSyntaxOnlyAdjuster());
   A = combineAdjusters(
@@ -164,9 +198,16 @@ void initializeAnalysis() {
   (void)getAttributePluginInstances();
 }
 
-bool runAnalysis(const CompileCommand &Command, const plugin::Options &Opts,
+bool runAnalysis(const CompileCommand &Command,
+                 llvm::ArrayRef<std::string> PluginArgs,
                  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
                  DiagnosticConsumer &Consumer, AnalysisTiming *Timing) {
+  plugin::Options Opts;
+  std::string Err;
+  for (const std::string &A : pluginArgumentsOf(Command.CommandLine))
+    if (!Opts.parseArgs({A}, Err))
+      Err.clear(); // the build's compiler reports its own bad arguments
+  Opts.parseArgs(PluginArgs, Err);
   Clock::time_point Start = Clock::now();
   double StartCpu = threadCpuMs();
   // The callers render diagnostics themselves; -fno-caret-diagnostics only

@@ -29,7 +29,8 @@ namespace spmd::tools {
 clang::tooling::ArgumentsAdjuster getStripUnknownArgumentsAdjuster();
 
 /// The adjustments applied to every compile command from a database: strip
-/// outputs, dependency files and unknown (GCC-only) flags, check syntax only,
+/// outputs, dependency files, compiler plugins (the analysis is linked in)
+/// and unknown (GCC-only) flags, check syntax only,
 /// silence warnings about GCC's warning options, and point the frontend at
 /// the builtin headers of the Clang the tools are linked with (a tool outside
 /// the LLVM tree cannot find them next to its own binary).
@@ -47,15 +48,24 @@ struct AnalysisTiming {
   double AnalysisMs = 0;
 };
 
+/// The spmd-check plugin arguments in a compile command
+/// (-fplugin-arg-spmd-check-<arg>), in order: a build that loads the plugin
+/// configures it there, and the tools follow that configuration.
+std::vector<std::string>
+pluginArgumentsOf(const clang::tooling::CommandLineArguments &Args);
+
 /// Runs the SPMD analysis for \p Command (adjusted by
-/// getSpmdArgumentsAdjuster) with \p Opts, reading files through \p FS
+/// getSpmdArgumentsAdjuster) with the options given by the command's own
+/// plugin arguments followed by \p PluginArgs (the tool's, which therefore
+/// win), reading files through \p FS
 /// (whose working directory is set to the command's directory), and reports
 /// every diagnostic to \p Consumer. Returns false when the compile could not
-/// run or Clang reported errors.
+/// run or Clang reported errors. Invalid plugin arguments in the command are
+/// skipped (the build's compiler reports them); \p PluginArgs must be valid.
 ///
 /// Thread-safe: concurrent calls must use distinct file systems.
 bool runAnalysis(const clang::tooling::CompileCommand &Command,
-                 const plugin::Options &Opts,
+                 llvm::ArrayRef<std::string> PluginArgs,
                  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
                  clang::DiagnosticConsumer &Consumer,
                  AnalysisTiming *Timing = nullptr);

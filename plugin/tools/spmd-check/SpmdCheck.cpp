@@ -164,7 +164,7 @@ struct Job {
   std::string Text; ///< Clang-style text of the diagnostics
 };
 
-void runJob(Job &J, const spmd::plugin::Options &Opts, bool UseColor) {
+void runJob(Job &J, llvm::ArrayRef<std::string> PluginArgs, bool UseColor) {
   llvm::raw_string_ostream TextOS(J.Text);
   auto DiagOpts = llvm::makeIntrusiveRefCnt<DiagnosticOptions>();
   DiagOpts->ShowColors = UseColor;
@@ -174,7 +174,7 @@ void runJob(Job &J, const spmd::plugin::Options &Opts, bool UseColor) {
   // A physical file system per job: its working directory is the command's,
   // without touching the process's (jobs run concurrently).
   auto FS = llvm::vfs::createPhysicalFileSystem();
-  runAnalysis(*J.Command, Opts,
+  runAnalysis(*J.Command, PluginArgs,
               llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(FS.release()),
               Collector);
   J.Report.Checked = true;
@@ -194,9 +194,12 @@ int main(int argc, const char **argv) {
     return 1;
   }
 
+  // Validated here once; applied per file after the file's own
+  // -fplugin-arg-spmd-check-* arguments.
+  std::vector<std::string> PluginArgs = pluginArguments();
   spmd::plugin::Options Opts;
   std::string OptErr;
-  if (!Opts.parseArgs(pluginArguments(), OptErr)) {
+  if (!Opts.parseArgs(PluginArgs, OptErr)) {
     llvm::WithColor::error(llvm::errs(), "spmd-check") << OptErr << "\n";
     return 1;
   }
@@ -235,7 +238,9 @@ int main(int argc, const char **argv) {
     llvm::DefaultThreadPool Pool(llvm::hardware_concurrency(Jobs));
     for (Job &J : Jobs_)
       if (J.Command)
-        Pool.async([&J, &Opts, UseColor] { runJob(J, Opts, UseColor); });
+        Pool.async([&J, &PluginArgs, UseColor] {
+          runJob(J, PluginArgs, UseColor);
+        });
     Pool.wait();
   }
 

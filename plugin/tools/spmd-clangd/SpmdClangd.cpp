@@ -93,7 +93,8 @@ clangd's --compile-commands-dir=<dir> is honoured by the analysis too.
 struct ProxyOptions {
   std::string ClangdPath;
   std::vector<std::string> ClangdArgs;
-  spmd::plugin::Options Analysis;
+  /// Plugin arguments for the analysis (validated).
+  std::vector<std::string> PluginArgs;
   std::string CompileCommandsDir;
   /// Testing only: a document containing this text crashes the analysis,
   /// to check that the crash is contained.
@@ -510,7 +511,7 @@ SpmdResult Proxy::analyse(
     if (!Opts.CrashMarker.empty() &&
         llvm::StringRef(Snapshot.Text).contains(Opts.CrashMarker))
       LLVM_BUILTIN_TRAP;
-    runAnalysis(Command, Opts.Analysis, FS, Collector, &Timing);
+    runAnalysis(Command, Opts.PluginArgs, FS, Collector, &Timing);
   });
   if (!Finished) {
     logToClient(1, llvm::formatv("the SPMD analysis crashed on {0} (version "
@@ -733,7 +734,8 @@ int main(int argc, char **argv) {
     }
   }
   std::string Err;
-  if (!Opts.Analysis.parseArgs(PluginArgs, Err)) {
+  spmd::plugin::Options Check;
+  if (!Check.parseArgs(PluginArgs, Err)) {
     llvm::errs() << "spmd-clangd: error: " << Err
                  << " (proxy options are --spmd-<plugin argument>; see "
                     "--spmd-help)\n";
@@ -750,6 +752,7 @@ int main(int argc, char **argv) {
     }
     Opts.ClangdPath = *Found;
   }
+  Opts.PluginArgs = std::move(PluginArgs);
 
   pid_t Pid;
   int ToFD, FromFD;

@@ -1,0 +1,59 @@
+//===- SPMDCheckPlugin.cpp - the spmd-check Clang plugin --------*- C++ -*-===//
+//
+// `clang++ -fplugin=build/lib/spmd-check.so`: registers the [[spmd::...]]
+// attributes (through the analysis library) and adds the SPMD checker to the
+// compilation, before the main action, so errors stop code generation and
+// nothing the checker does reaches the generated code.
+//
+// Arguments: `-fplugin-arg-spmd-check-<arg>` (the driver hands these to the
+// plugin named "spmd" as "check-<arg>", since a plugin name ends at the first
+// '-') or `-Xclang -plugin-arg-spmd-check -Xclang <arg>`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "spmd/plugin/Checker.h"
+
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendPluginRegistry.h"
+
+using namespace clang;
+
+namespace {
+
+class SPMDCheckAction : public PluginASTAction {
+public:
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+                                                 llvm::StringRef) override {
+    return spmd::plugin::createSPMDCheckConsumer(Opts);
+  }
+
+  bool ParseArgs(const CompilerInstance &CI,
+                 const std::vector<std::string> &Args) override {
+    std::vector<std::string> All(Args.begin(), Args.end());
+    const auto &PluginArgs = CI.getFrontendOpts().PluginArgs;
+    auto It = PluginArgs.find("spmd");
+    if (It != PluginArgs.end())
+      for (const std::string &A : It->second) {
+        llvm::StringRef S(A);
+        if (S.consume_front("check-"))
+          All.push_back(S.str());
+      }
+    std::string Err;
+    if (Opts.parseArgs(All, Err))
+      return true;
+    DiagnosticsEngine &D = CI.getDiagnostics();
+    D.Report(D.getCustomDiagID(DiagnosticsEngine::Error, "spmd-check: %0"))
+        << Err;
+    return false;
+  }
+
+  ActionType getActionType() override { return AddBeforeMainAction; }
+
+private:
+  spmd::plugin::Options Opts;
+};
+
+} // namespace
+
+static FrontendPluginRegistry::Add<SPMDCheckAction>
+    X("spmd-check", "SPMD type checking of tensor-parallel code");

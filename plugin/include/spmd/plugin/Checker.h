@@ -1,0 +1,42 @@
+//===- Checker.h - entry points of the SPMD static checker ------*- C++ -*-===//
+//
+// The analysis library (spmd_analysis) behind the Clang plugin, the
+// standalone spmd-check tool and spmd-clangd. Clients either add the consumer
+// returned by createSPMDCheckConsumer to their frontend action (the plugin
+// and the tools do), or call checkTranslationUnit on a parsed AST.
+//
+// The [[spmd::...]] attributes are registered with Clang by this library
+// (ParsedAttrInfoRegistry); linking it is enough for them to be parsed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_PLUGIN_CHECKER_H
+#define SPMD_PLUGIN_CHECKER_H
+
+#include "spmd/plugin/Options.h"
+
+#include "clang/AST/ASTConsumer.h"
+
+#include <memory>
+
+namespace clang {
+class ASTContext;
+class DiagnosticsEngine;
+} // namespace clang
+
+namespace spmd::plugin {
+
+/// Checks every function of the translation unit held by \p Ctx (after Sema:
+/// templates instantiated) and reports through \p Diags, sorted by location.
+/// Reads the annotations recorded for \p Ctx while parsing and releases them.
+/// Returns the number of diagnostics reported (at any severity).
+unsigned checkTranslationUnit(clang::ASTContext &Ctx, const Options &Opts,
+                              clang::DiagnosticsEngine &Diags);
+
+/// An ASTConsumer that runs checkTranslationUnit in HandleTranslationUnit,
+/// reporting through the context's DiagnosticsEngine.
+std::unique_ptr<clang::ASTConsumer> createSPMDCheckConsumer(Options Opts);
+
+} // namespace spmd::plugin
+
+#endif // SPMD_PLUGIN_CHECKER_H

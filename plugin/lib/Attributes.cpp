@@ -1,0 +1,642 @@
+//===- Attributes.cpp - [[spmd::...]] attribute parsing ---------*- C++ -*-===//
+//
+// Registers the SPMD attributes with Clang and parses their arguments into the
+// AnnotationTable. Nothing is attached to the AST (see Annotations.h).
+//
+// Clang 19 parses the arguments of a scoped plugin attribute only when the
+// plugin also registers the bare spelling for C++11 syntax (the parser looks
+// plugin attributes up by their unscoped name), so every attribute has both
+// spellings, and the unscoped one is rejected here with a fix-it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "spmd/plugin/Annotations.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Basic/ParsedAttrInfo.h"
+#include "clang/Sema/Lookup.h"
+#include "clang/Sema/ParsedAttr.h"
+#include "clang/Sema/Sema.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <spmd/core/per_axis_type.h>
+
+#include <memory>
+#include <mutex>
+
+using namespace clang;
+
+namespace spmd::plugin {
+
+//===----------------------------------------------------------------------===//
+// AnnotationTable
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::mutex TablesMutex;
+llvm::DenseMap<const ASTContext *, std::unique_ptr<AnnotationTable>> &tables() {
+  static llvm::DenseMap<const ASTContext *, std::unique_ptr<AnnotationTable>>
+      Tables;
+  return Tables;
+}
+} // namespace
+
+AnnotationTable &AnnotationTable::get(const ASTContext &Ctx) {
+  std::lock_guard<std::mutex> Lock(TablesMutex);
+  auto &Slot = tables()[&Ctx];
+  if (!Slot)
+    Slot = std::make_unique<AnnotationTable>();
+  return *Slot;
+}
+
+void AnnotationTable::release(const ASTContext &Ctx) {
+  std::lock_guard<std::mutex> Lock(TablesMutex);
+  tables().erase(&Ctx);
+}
+
+AnnotationTable::Key AnnotationTable::key(const Decl *D) {
+  // The kind keeps a variable apart from a lambda capture field (same
+  // location) and a function from its parameters.
+  unsigned Kind = isa<ParmVarDecl>(D)    ? 1
+                  : isa<VarDecl>(D)      ? 2
+                  : isa<FieldDecl>(D)    ? 3
+                  : isa<FunctionDecl>(D) ? 4
+                                         : 5;
+  return {Kind, D->getLocation().getRawEncoding()};
+}
+
+template <typename MapT>
+auto AnnotationTable::lookup(const MapT &M, const Decl *D)
+    -> decltype(&M.begin()->second) {
+  if (!D || D->getLocation().isInvalid() || M.empty())
+    return nullptr;
+  auto It = M.find(key(D));
+  return It == M.end() ? nullptr : &It->second;
+}
+
+void AnnotationTable::setType(const Decl *D, TypeAnnotation A) {
+  Types[key(D)] = std::move(A);
+}
+void AnnotationTable::setMesh(const Decl *D, MeshAnnotation A) {
+  Meshes[key(D)] = std::move(A);
+}
+void AnnotationTable::setOpClass(const Decl *D, core::OpClass C) {
+  Ops[key(D)] = C;
+}
+void AnnotationTable::setUnchecked(const Decl *D) { Unchecked[key(D)] = true; }
+
+/// Every declaration an annotation of \p FD may sit on: its redeclarations
+/// and those of the template pattern it was instantiated from.
+static llvm::SmallVector<const FunctionDecl *, 4>
+candidates(const FunctionDecl *FD) {
+  llvm::SmallVector<const FunctionDecl *, 4> Out;
+  for (const FunctionDecl *R : FD->redecls())
+    Out.push_back(R);
+  if (const FunctionDecl *Pattern = FD->getTemplateInstantiationPattern())
+    for (const FunctionDecl *R : Pattern->redecls())
+      Out.push_back(R);
+  return Out;
+}
+
+const TypeAnnotation *AnnotationTable::typeOf(const ValueDecl *D) const {
+  if (Types.empty() || !D)
+    return nullptr;
+  if (const auto *P = dyn_cast<ParmVarDecl>(D)) {
+    if (const auto *FD = dyn_cast<FunctionDecl>(P->getDeclContext()))
+      return paramOf(FD, P->getFunctionScopeIndex());
+  }
+  return lookup(Types, D);
+}
+
+const TypeAnnotation *AnnotationTable::resultOf(const FunctionDecl *FD) const {
+  if (Types.empty() || !FD)
+    return nullptr;
+  for (const FunctionDecl *C : candidates(FD))
+    if (const TypeAnnotation *A = lookup(Types, C))
+      return A;
+  return nullptr;
+}
+
+const TypeAnnotation *AnnotationTable::paramOf(const FunctionDecl *FD,
+                                               unsigned I) const {
+  if (Types.empty() || !FD)
+    return nullptr;
+  for (const FunctionDecl *C : candidates(FD))
+    if (I < C->getNumParams())
+      if (const TypeAnnotation *A = lookup(Types, C->getParamDecl(I)))
+        return A;
+  return nullptr;
+}
+
+const MeshAnnotation *AnnotationTable::meshOf(const FunctionDecl *FD) const {
+  if (Meshes.empty() || !FD)
+    return nullptr;
+  for (const FunctionDecl *C : candidates(FD))
+    if (const MeshAnnotation *A = lookup(Meshes, C))
+      return A;
+  return nullptr;
+}
+
+std::optional<core::OpClass>
+AnnotationTable::opClassOf(const FunctionDecl *FD) const {
+  if (Ops.empty() || !FD)
+    return std::nullopt;
+  for (const FunctionDecl *C : candidates(FD))
+    if (const core::OpClass *A = lookup(Ops, C))
+      return *A;
+  return std::nullopt;
+}
+
+bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
+  if (Unchecked.empty() || !FD)
+    return false;
+  for (const FunctionDecl *C : candidates(FD))
+    if (lookup(Unchecked, C))
+      return true;
+  return false;
+}
+
+bool AnnotationTable::isAnnotatedFunction(const FunctionDecl *FD) const {
+  if (resultOf(FD) || meshOf(FD) || opClassOf(FD))
+    return true;
+  for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I)
+    if (paramOf(FD, I))
+      return true;
+  return false;
+}
+
+core::TensorType TypeAnnotation::type() const {
+  core::TensorType T;
+  for (const AxisEntry &E : Entries)
+    T.set(E.Axis, E.Type);
+  return T;
+}
+
+const AxisEntry *TypeAnnotation::entry(llvm::StringRef Axis) const {
+  for (const AxisEntry &E : Entries)
+    if (E.Axis == Axis)
+      return &E;
+  return nullptr;
+}
+
+std::string TypeAnnotation::str() const {
+  std::string S = "{";
+  for (size_t I = 0; I < Entries.size(); ++I) {
+    if (I)
+      S += ", ";
+    S += Entries[I].Axis + ": " + core::to_string(Entries[I].Type);
+  }
+  return S + "}";
+}
+
+//===----------------------------------------------------------------------===//
+// Constant evaluation of axes and types
+//===----------------------------------------------------------------------===//
+
+static bool isSpmdRecord(QualType T, llvm::StringRef Name) {
+  const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!RD || !RD->getIdentifier() || RD->getName() != Name)
+    return false;
+  const auto *NS = dyn_cast<NamespaceDecl>(RD->getDeclContext());
+  return NS && NS->getIdentifier() && NS->getName() == "spmd" &&
+         NS->getParent()->getRedeclContext()->isTranslationUnit();
+}
+
+bool isAxisType(QualType T) { return isSpmdRecord(T, "Axis"); }
+
+/// The string a `const char*` APValue points to (a string literal), if any.
+static std::optional<std::string> stringOf(const APValue &V) {
+  if (!V.isLValue() || V.isNullPointer())
+    return std::nullopt;
+  const auto *E = V.getLValueBase().dyn_cast<const Expr *>();
+  const auto *SL = dyn_cast_or_null<StringLiteral>(E);
+  if (!SL || !SL->isOrdinary())
+    return std::nullopt;
+  uint64_t Offset = V.getLValueOffset().getQuantity();
+  llvm::StringRef S = SL->getString();
+  if (Offset > S.size())
+    return std::nullopt;
+  return S.drop_front(Offset).str();
+}
+
+/// The name held by an spmd::Axis constant variable.
+static std::optional<std::string> axisOfVar(const VarDecl *VD,
+                                            const ASTContext &Ctx) {
+  if (!VD || !isAxisType(VD->getType()) || !VD->getInit())
+    return std::nullopt;
+  const APValue *V = VD->evaluateValue();
+  if (!V || !V->isStruct() || V->getStructNumFields() < 1)
+    return std::nullopt;
+  return stringOf(V->getStructField(0));
+}
+
+std::optional<std::string> evaluateAxis(const Expr *E, const ASTContext &Ctx,
+                                        const VarDecl **AxisDecl) {
+  if (AxisDecl)
+    *AxisDecl = nullptr;
+  if (!E || E->containsErrors() || E->isValueDependent())
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (!isAxisType(E->getType()))
+    return std::nullopt;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (AxisDecl)
+        *AxisDecl = VD;
+  Expr::EvalResult R;
+  if (E->EvaluateAsRValue(R, Ctx) && R.Val.isStruct() &&
+      R.Val.getStructNumFields() >= 1)
+    return stringOf(R.Val.getStructField(0));
+  return std::nullopt;
+}
+
+std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
+                                               const ASTContext &Ctx) {
+  if (!E || E->containsErrors() || E->isValueDependent())
+    return std::nullopt;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(E))
+    if (CE->getNumArgs() == 1 &&
+        CE->getConstructor()->isCopyOrMoveConstructor())
+      E = CE->getArg(0)->IgnoreParenImpCasts();
+  if (!isSpmdRecord(E->getType(), "PerAxisType"))
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (!E->EvaluateAsRValue(R, Ctx) || !R.Val.isStruct() ||
+      R.Val.getStructNumFields() < 2)
+    return std::nullopt;
+  const APValue &Kind = R.Val.getStructField(0);
+  const APValue &Dim = R.Val.getStructField(1);
+  if (!Kind.isInt() || !Dim.isInt())
+    return std::nullopt;
+  int64_t K = Kind.getInt().getExtValue();
+  if (K < 0 || K > static_cast<int64_t>(TypeKind::Shard))
+    return std::nullopt;
+  PerAxisType T;
+  T.kind = static_cast<TypeKind>(K);
+  T.dim = T.kind == TypeKind::Shard
+              ? static_cast<int>(Dim.getInt().getExtValue())
+              : 0;
+  return T;
+}
+
+//===----------------------------------------------------------------------===//
+// The attributes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class AttrWhich { Type, Mesh, Op, Unchecked };
+
+const char *attrName(AttrWhich W) {
+  switch (W) {
+  case AttrWhich::Type:
+    return "spmd::type";
+  case AttrWhich::Mesh:
+    return "spmd::mesh";
+  case AttrWhich::Op:
+    return "spmd::op";
+  case AttrWhich::Unchecked:
+    return "spmd::unchecked";
+  }
+  return "spmd";
+}
+
+unsigned customDiag(Sema &S, DiagnosticsEngine::Level L, const char *Fmt) {
+  return S.getDiagnostics().getDiagnosticIDs()->getCustomDiagID(
+      static_cast<DiagnosticIDs::Level>(L), Fmt);
+}
+
+/// Parses one `axis = type` expression. On failure reports at \p E and
+/// returns std::nullopt (silently when Sema already reported the expression).
+std::optional<AxisEntry> parseEntry(Sema &S, const Expr *E,
+                                    llvm::StringRef Where) {
+  ASTContext &Ctx = S.getASTContext();
+  if (E->containsErrors())
+    return std::nullopt;
+  const Expr *Inner = E->IgnoreParenImpCasts();
+  if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(Inner))
+    Inner = MTE->getSubExpr()->IgnoreParenImpCasts();
+  const auto *Op = dyn_cast<CXXOperatorCallExpr>(Inner);
+  if (!Op || Op->getOperator() != OO_Equal || Op->getNumArgs() != 2 ||
+      !isAxisType(Op->getArg(0)->getType())) {
+    S.Diag(E->getExprLoc(),
+           customDiag(S, DiagnosticsEngine::Error,
+                      "argument of '%0' must be 'axis = type' where 'axis' "
+                      "is an spmd::Axis constant (SPMD_AXIS) and 'type' is R, "
+                      "I, V, P or S(k), e.g. 'dp = R'"))
+        << Where << E->getSourceRange();
+    return std::nullopt;
+  }
+  AxisEntry Entry;
+  Entry.Loc = E->getExprLoc();
+  std::optional<std::string> Axis =
+      evaluateAxis(Op->getArg(0), Ctx, &Entry.AxisDecl);
+  if (!Axis || Axis->empty()) {
+    S.Diag(Op->getArg(0)->getExprLoc(),
+           customDiag(S, DiagnosticsEngine::Error,
+                      "axis in '%0' must be a constant expression naming an "
+                      "spmd::Axis (declare it with SPMD_AXIS(name))"))
+        << Where << Op->getArg(0)->getSourceRange();
+    return std::nullopt;
+  }
+  Entry.Axis = *Axis;
+  std::optional<PerAxisType> T = evaluatePerAxisType(Op->getArg(1), Ctx);
+  if (!T) {
+    S.Diag(Op->getArg(1)->getExprLoc(),
+           customDiag(S, DiagnosticsEngine::Error,
+                      "type of axis '%0' in '%1' must be a constant "
+                      "expression: R, I, V, P or S(k)"))
+        << Entry.Axis << Where << Op->getArg(1)->getSourceRange();
+    return std::nullopt;
+  }
+  Entry.Type = *T;
+  return Entry;
+}
+
+struct SpmdAttrInfo : public ParsedAttrInfo {
+  AttrWhich Which;
+
+  SpmdAttrInfo(AttrWhich W, ArrayRef<Spelling> Sp, unsigned NumArgs,
+               unsigned OptArgs)
+      : Which(W) {
+    this->NumArgs = NumArgs;
+    this->OptArgs = OptArgs;
+    Spellings = Sp;
+  }
+
+  /// Rejects `[[type(...)]]`: the bare spelling exists only so that Clang
+  /// parses the arguments of the scoped one.
+  bool checkScope(Sema &S, const ParsedAttr &Attr) const {
+    if (Attr.hasScope() && Attr.getScopeName()->getName() == "spmd")
+      return true;
+    S.Diag(Attr.getLoc(),
+           customDiag(S, DiagnosticsEngine::Error,
+                      "SPMD attribute '%0' must be written with its "
+                      "namespace: [[%1(...)]]"))
+        << Attr.getAttrName()->getName() << attrName(Which)
+        << FixItHint::CreateInsertion(Attr.getLoc(), "spmd::");
+    return false;
+  }
+
+  bool diagAppertainsToDecl(Sema &S, const ParsedAttr &Attr,
+                            const Decl *D) const override {
+    if (!checkScope(S, Attr))
+      return false;
+    bool OK;
+    if (Which == AttrWhich::Type) {
+      const auto *VD = dyn_cast<VarDecl>(D);
+      OK = isa<FunctionDecl>(D) || isa<ParmVarDecl>(D) ||
+           (isa<FieldDecl>(D) && !isa<ObjCIvarDecl>(D)) ||
+           (VD && VD->isLocalVarDecl());
+    } else {
+      OK = isa<FunctionDecl>(D);
+    }
+    if (OK)
+      return true;
+    S.Diag(Attr.getLoc(),
+           customDiag(S, DiagnosticsEngine::Error,
+                      Which == AttrWhich::Type
+                          ? "'%0' applies to local variables, parameters, "
+                            "functions (their result) and non-static data "
+                            "members, not to %1"
+                          : "'%0' applies to functions, not to %1"))
+        << attrName(Which) << describe(D) << Attr.getRange();
+    return false;
+  }
+
+  static std::string describe(const Decl *D) {
+    if (const auto *VD = dyn_cast<VarDecl>(D)) {
+      if (VD->isStaticDataMember())
+        return "static data members";
+      return "global or namespace-scope variables";
+    }
+    if (isa<FieldDecl>(D))
+      return "data members";
+    if (isa<ParmVarDecl>(D))
+      return "parameters";
+    if (isa<TypeDecl>(D))
+      return "types";
+    if (isa<NamespaceDecl>(D))
+      return "namespaces";
+    return std::string("'") + D->getDeclKindName() + "' declarations";
+  }
+
+  AttrHandling handleDeclAttribute(Sema &S, Decl *D,
+                                   const ParsedAttr &Attr) const override {
+    if (!checkScope(S, Attr))
+      return AttributeNotApplied;
+    for (unsigned I = 0; I < Attr.getNumArgs(); ++I) {
+      // Clang parses a lone identifier as first argument as an identifier,
+      // not an expression: `mesh(dp, tp)`, `op(linear)`.
+      if (Attr.isArgIdent(I)) {
+        if (Which == AttrWhich::Type) {
+          IdentifierLoc *IL = Attr.getArgAsIdent(I);
+          S.Diag(IL->Loc, customDiag(S, DiagnosticsEngine::Error,
+                                     "argument of 'spmd::type' must be 'axis "
+                                     "= type', e.g. '%0 = R'"))
+              << IL->Ident->getName();
+          return AttributeNotApplied;
+        }
+        continue;
+      }
+      if (!Attr.getArgAsExpr(I))
+        return AttributeNotApplied;
+      const Expr *E = Attr.getArgAsExpr(I);
+      if (E->containsErrors())
+        return AttributeNotApplied; // Sema already said why.
+      if (E->isValueDependent() || E->isTypeDependent()) {
+        S.Diag(E->getExprLoc(),
+               customDiag(S, DiagnosticsEngine::Warning,
+                          "arguments of '%0' that depend on template "
+                          "parameters are not supported; the annotation is "
+                          "ignored"))
+            << attrName(Which);
+        return AttributeNotApplied;
+      }
+    }
+    AnnotationTable &Table = AnnotationTable::get(S.getASTContext());
+    switch (Which) {
+    case AttrWhich::Type:
+      return handleType(S, D, Attr, Table);
+    case AttrWhich::Mesh:
+      return handleMesh(S, D, Attr, Table);
+    case AttrWhich::Op:
+      return handleOp(S, D, Attr, Table);
+    case AttrWhich::Unchecked:
+      Table.setUnchecked(D);
+      return AttributeApplied;
+    }
+    return AttributeNotApplied;
+  }
+
+  AttrHandling handleType(Sema &S, Decl *D, const ParsedAttr &Attr,
+                          AnnotationTable &Table) const {
+    if (Attr.getNumArgs() == 0) {
+      S.Diag(Attr.getLoc(),
+             customDiag(S, DiagnosticsEngine::Error,
+                        "'spmd::type' needs at least one 'axis = type' "
+                        "argument, e.g. [[spmd::type(dp = R, tp = V)]]"));
+      return AttributeNotApplied;
+    }
+    TypeAnnotation A;
+    A.Loc = Attr.getLoc();
+    bool OK = true;
+    for (unsigned I = 0; I < Attr.getNumArgs(); ++I) {
+      std::optional<AxisEntry> E =
+          parseEntry(S, Attr.getArgAsExpr(I), "spmd::type");
+      if (!E) {
+        OK = false;
+        continue;
+      }
+      if (const AxisEntry *Prev = A.entry(E->Axis)) {
+        S.Diag(E->Loc, customDiag(S, DiagnosticsEngine::Error,
+                                  "axis '%0' appears twice in 'spmd::type'"))
+            << E->Axis;
+        S.Diag(Prev->Loc, customDiag(S, DiagnosticsEngine::Note,
+                                     "axis '%0' first given here"))
+            << E->Axis;
+        OK = false;
+        continue;
+      }
+      A.Entries.push_back(std::move(*E));
+    }
+    if (!OK)
+      return AttributeNotApplied;
+    Table.setType(D, std::move(A));
+    return AttributeApplied;
+  }
+
+  AttrHandling handleMesh(Sema &S, Decl *D, const ParsedAttr &Attr,
+                          AnnotationTable &Table) const {
+    if (Attr.getNumArgs() == 0) {
+      S.Diag(Attr.getLoc(),
+             customDiag(S, DiagnosticsEngine::Error,
+                        "'spmd::mesh' needs at least one axis, e.g. "
+                        "[[spmd::mesh(dp, tp)]]"));
+      return AttributeNotApplied;
+    }
+    MeshAnnotation M;
+    M.Loc = Attr.getLoc();
+    llvm::StringSet<> Seen;
+    for (unsigned I = 0; I < Attr.getNumArgs(); ++I) {
+      std::optional<std::string> Axis;
+      SourceLocation Loc;
+      if (Attr.isArgIdent(I)) {
+        IdentifierLoc *IL = Attr.getArgAsIdent(I);
+        Loc = IL->Loc;
+        LookupResult R(S, IL->Ident, IL->Loc, Sema::LookupOrdinaryName);
+        S.LookupName(R, S.getCurScope());
+        if (const auto *VD = R.getAsSingle<VarDecl>())
+          Axis = axisOfVar(VD, S.getASTContext());
+      } else {
+        const Expr *E = Attr.getArgAsExpr(I);
+        Loc = E->getExprLoc();
+        Axis = evaluateAxis(E, S.getASTContext(), nullptr);
+      }
+      if (!Axis || Axis->empty()) {
+        S.Diag(Loc, customDiag(S, DiagnosticsEngine::Error,
+                               "argument of 'spmd::mesh' must be an spmd::Axis "
+                               "constant (declare it with SPMD_AXIS(name))"));
+        return AttributeNotApplied;
+      }
+      if (!Seen.insert(*Axis).second) {
+        S.Diag(Loc, customDiag(S, DiagnosticsEngine::Error,
+                               "axis '%0' appears twice in 'spmd::mesh'"))
+            << *Axis;
+        return AttributeNotApplied;
+      }
+      M.Axes.push_back(*Axis);
+    }
+    Table.setMesh(D, std::move(M));
+    return AttributeApplied;
+  }
+
+  AttrHandling handleOp(Sema &S, Decl *D, const ParsedAttr &Attr,
+                        AnnotationTable &Table) const {
+    std::optional<std::string> Text;
+    if (Attr.isArgIdent(0)) { // [[spmd::op(linear)]]
+      IdentifierLoc *IL = Attr.getArgAsIdent(0);
+      Text = IL->Ident->getName().str();
+      core::Result<core::OpClass> Parsed = core::parse_op_class(*Text);
+      if (Parsed.ok()) {
+        Table.setOpClass(D, *Parsed);
+        return AttributeApplied;
+      }
+      S.Diag(IL->Loc, customDiag(S, DiagnosticsEngine::Error,
+                                 "argument of 'spmd::op' must be linear, "
+                                 "multilinear or nonlinear (got '%0')"))
+          << *Text;
+      return AttributeNotApplied;
+    }
+    const Expr *E = Attr.getArgAsExpr(0);
+    Expr::EvalResult R;
+    if (const auto *SL = dyn_cast<StringLiteral>(E->IgnoreParenImpCasts()))
+      Text = SL->isOrdinary()
+                 ? std::optional<std::string>(SL->getString().str())
+                 : std::nullopt;
+    else if (E->EvaluateAsRValue(R, S.getASTContext()))
+      Text = stringOf(R.Val);
+    std::optional<core::OpClass> C;
+    if (Text) {
+      core::Result<core::OpClass> Parsed = core::parse_op_class(*Text);
+      if (Parsed.ok())
+        C = *Parsed;
+    }
+    if (!C) {
+      S.Diag(E->getExprLoc(),
+             customDiag(S, DiagnosticsEngine::Error,
+                        "argument of 'spmd::op' must be \"linear\", "
+                        "\"multilinear\" or \"nonlinear\"%0"))
+          << (Text ? " (got \"" + *Text + "\")" : std::string())
+          << E->getSourceRange();
+      return AttributeNotApplied;
+    }
+    Table.setOpClass(D, *C);
+    return AttributeApplied;
+  }
+};
+
+// Spellings: scoped and bare (see the file comment).
+constexpr ParsedAttrInfo::Spelling TypeSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::type"}, {ParsedAttr::AS_CXX11, "type"}};
+constexpr ParsedAttrInfo::Spelling MeshSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::mesh"}, {ParsedAttr::AS_CXX11, "mesh"}};
+constexpr ParsedAttrInfo::Spelling OpSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::op"}, {ParsedAttr::AS_CXX11, "op"}};
+constexpr ParsedAttrInfo::Spelling UncheckedSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::unchecked"},
+    {ParsedAttr::AS_CXX11, "unchecked"}};
+
+struct TypeAttrInfo : SpmdAttrInfo {
+  TypeAttrInfo() : SpmdAttrInfo(AttrWhich::Type, TypeSpellings, 0, 15) {}
+};
+struct MeshAttrInfo : SpmdAttrInfo {
+  MeshAttrInfo() : SpmdAttrInfo(AttrWhich::Mesh, MeshSpellings, 0, 15) {}
+};
+struct OpAttrInfo : SpmdAttrInfo {
+  OpAttrInfo() : SpmdAttrInfo(AttrWhich::Op, OpSpellings, 1, 0) {}
+};
+struct UncheckedAttrInfo : SpmdAttrInfo {
+  UncheckedAttrInfo()
+      : SpmdAttrInfo(AttrWhich::Unchecked, UncheckedSpellings, 0, 0) {}
+};
+
+ParsedAttrInfoRegistry::Add<TypeAttrInfo>
+    RegisterType("spmd::type", "SPMD type of a tensor value");
+ParsedAttrInfoRegistry::Add<MeshAttrInfo>
+    RegisterMesh("spmd::mesh", "mesh axes in scope of a function");
+ParsedAttrInfoRegistry::Add<OpAttrInfo>
+    RegisterOp("spmd::op", "propagation class of an opaque function");
+ParsedAttrInfoRegistry::Add<UncheckedAttrInfo>
+    RegisterUnchecked("spmd::unchecked", "skip the body of a function");
+
+} // namespace
+
+/// Referenced by the analysis so that a static link pulls this file (and the
+/// attribute registrations above) into every client.
+void linkAttributes() {}
+
+} // namespace spmd::plugin

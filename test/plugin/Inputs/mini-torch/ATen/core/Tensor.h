@@ -1,0 +1,157 @@
+// Test stand-in for libtorch's <ATen/core/Tensor.h> (see
+// c10/core/ScalarType.h). at::Tensor with the usual methods and operators;
+// like the real class it is non-trivially copyable (an intrusive pointer).
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include <string>
+
+namespace at {
+
+using c10::ArrayRef;
+using c10::IntArrayRef;
+using c10::Scalar;
+using c10::ScalarType;
+
+struct TensorImpl;
+
+class TensorBase {
+ public:
+  TensorBase();
+  TensorBase(const TensorBase&);
+  TensorBase(TensorBase&&) noexcept;
+  ~TensorBase();
+  TensorBase& operator=(const TensorBase&) &;
+  int64_t dim() const;
+  int64_t numel() const;
+  IntArrayRef sizes() const;
+  int64_t size(int64_t d) const;
+  bool defined() const;
+  bool requires_grad() const;
+  ScalarType scalar_type() const;
+
+ protected:
+  TensorImpl* impl_;
+};
+
+class Tensor : public TensorBase {
+ public:
+  Tensor();
+  Tensor(const Tensor&);
+  Tensor(Tensor&&) noexcept;
+  ~Tensor();
+  Tensor& operator=(const Tensor&) &;
+  Tensor& operator=(Tensor&&) &;
+  Tensor& operator=(const Scalar&) &;
+
+  // Pointwise and reductions.
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor& mul_(const Tensor& other) const;
+  Tensor& mul_(const Scalar& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(const Scalar& other) const;
+  Tensor& div_(const Tensor& other) const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor tanh() const;
+  Tensor relu() const;
+  Tensor& relu_() const;
+  Tensor sigmoid() const;
+  Tensor softmax(int64_t dim) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor sum() const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false) const;
+  Tensor clone() const;
+  Tensor detach() const;
+  Tensor& zero_() const;
+  Tensor& copy_(const Tensor& src) const;
+  Scalar item() const;
+  template <typename T>
+  T item() const;
+  // Contractions.
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  // Shape.
+  Tensor t() const;
+  Tensor transpose(int64_t a, int64_t b) const;
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef size) const;
+  Tensor contiguous() const;
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor unsqueeze(int64_t d) const;
+  Tensor squeeze(int64_t d) const;
+  Tensor narrow(int64_t d, int64_t start, int64_t length) const;
+  Tensor to(ScalarType t) const;
+  // Operators that are members in libtorch.
+  Tensor operator-() const;
+  Tensor& operator+=(const Tensor& other) &;
+  Tensor& operator+=(const Scalar& other) &;
+  Tensor& operator-=(const Tensor& other) &;
+  Tensor& operator*=(const Tensor& other) &;
+  Tensor& operator*=(const Scalar& other) &;
+  Tensor& operator/=(const Tensor& other) &;
+  Tensor& operator/=(const Scalar& other) &;
+  Tensor operator[](int64_t index) const;
+};
+
+using TensorList = ArrayRef<Tensor>;
+
+// Operators that are free functions in libtorch (ATen/TensorOperators.h).
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Scalar& b);
+
+// Free functions (ATen/Functions.h).
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2,
+             const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor einsum(const std::string& eq, TensorList tensors);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor dropout(const Tensor& x, double p, bool train);
+Tensor layer_norm(const Tensor& x, IntArrayRef shape,
+                  const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5, bool cudnn_enable = true);
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {});
+Tensor sum(const Tensor& x);
+Tensor mean(const Tensor& x);
+Tensor transpose(const Tensor& x, int64_t a, int64_t b);
+Tensor t(const Tensor& x);
+Tensor cat(TensorList tensors, int64_t dim = 0);
+Tensor stack(TensorList tensors, int64_t dim = 0);
+Tensor zeros(IntArrayRef size);
+Tensor ones(IntArrayRef size);
+Tensor randn(IntArrayRef size);
+Tensor zeros_like(const Tensor& x);
+
+}  // namespace at

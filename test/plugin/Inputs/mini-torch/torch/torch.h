@@ -1,0 +1,24 @@
+// Test stand-in for libtorch's <torch/torch.h> (see c10/core/ScalarType.h).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace torch {
+using namespace at;  // as torch/types.h does
+using at::Tensor;
+
+// Factories live in torch:: itself (torch/csrc/autograd/generated/variable_factories.h).
+at::Tensor zeros(at::IntArrayRef size);
+at::Tensor ones(at::IntArrayRef size);
+at::Tensor randn(at::IntArrayRef size);
+
+namespace nn {
+namespace functional {
+at::Tensor linear(const at::Tensor& x, const at::Tensor& w,
+                  const at::Tensor& b = {});
+at::Tensor gelu(const at::Tensor& x);
+at::Tensor relu(const at::Tensor& x);
+at::Tensor dropout(const at::Tensor& x, double p = 0.5, bool train = true);
+}  // namespace functional
+}  // namespace nn
+}  // namespace torch
