@@ -1,0 +1,47 @@
+// tensor_parallel.cpp - the tensor-parallel MLP block (no sequence
+// parallelism), annotated with SPMD types and checked by the spmd-check
+// plugin at compile time. docs/walkthrough.md explains every annotation.
+#include <torch/torch.h>
+
+#include "model.h"
+
+namespace tp_example {
+
+using namespace spmd::types;
+
+TpLayout tp_layout() { return TpLayout{/*w1_dim=*/0, /*w2_dim=*/1}; }
+
+// x and out are duplicated on tp (I): every tp rank holds the whole
+// activation and the block's result is one logical value. On dp they vary
+// (each dp rank has its own part of the batch). Parameters are replicated on
+// dp (R: their gradient is a pending sum over the batch split) and, on tp,
+// either duplicated (I, LayerNorm) or split (S(0) / S(1)).
+SPMD_TYPE(dp = V, tp = I)
+at::Tensor mlp_block(SPMD_TYPE(dp = V, tp = I) const at::Tensor& x,
+                     SPMD_TYPE(dp = R, tp = I) const at::Tensor& ln_w,
+                     SPMD_TYPE(dp = R, tp = I) const at::Tensor& ln_b,
+                     SPMD_TYPE(dp = R, tp = S(0)) const at::Tensor& w1,
+                     SPMD_TYPE(dp = R, tp = S(1)) const at::Tensor& w2) {
+  // LayerNorm on the duplicated activation: one computation done tp times.
+  auto h = torch::layer_norm(x, {x.size(-1)}, ln_w, ln_b);  // {dp: V, tp: I}
+
+  // Copy to the tensor-parallel region (Megatron's f): each tp rank now uses
+  // h differently (with its own W1 shard), so h must become R. Forward is the
+  // identity; backward all-reduces the gradient of h over tp.
+  auto h_r = spmd::convert(h, tp, I, R);  // {dp: V, tp: R}
+
+  // Column-parallel linear: this rank's slice of the ffn activations.
+  auto a = torch::gelu(torch::matmul(h_r, w1.t()));  // {dp: V, tp: V}
+
+  // Row-parallel linear: each rank's product is one term of the output.
+  auto y = torch::matmul(a, w2.t());                // {dp: V, tp: V}
+  auto y_partial = spmd::reinterpret(y, tp, V, P);  // declare the pending sum
+
+  // Reduce from the tensor-parallel region (Megatron's g): sum the terms. The
+  // result feeds duplicated work (the residual, the loss), so dst is I:
+  // backward passes the gradient through unchanged.
+  auto z = spmd::all_reduce(y_partial, tp, P, I);  // {dp: V, tp: I}
+  return x + z;
+}
+
+}  // namespace tp_example

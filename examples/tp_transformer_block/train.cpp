@@ -1,0 +1,434 @@
+// train.cpp - trains the tensor-parallel block on a dp x tp mesh over real
+// process groups and checks that it computes what the one-device program
+// computes: the loss and every gradient at step 1, the loss curve and the
+// parameters after the last step, within a stated tolerance.
+//
+// Launch (4 ranks on this machine; docs/launching.md for multi-host):
+//   torchrun --no_python --nproc_per_node 4 --master_addr 127.0.0.1 \
+//     --master_port 29500 --redirects 1 --tee 1 build/bin/tp_transformer_block
+//
+// Every rank builds the same full parameters and data from the seed, keeps its
+// own shard, and also runs the unsharded reference; all communication goes
+// through the spmd runtime's collectives. Exit status: 0 when the run matches
+// the reference and the loss fell, 1 when it does not, 2 on a usage error.
+#include <ATen/CPUGeneratorImpl.h>
+#include <spmd/errors.h>
+#include <spmd/mesh.h>
+#include <spmd/process_groups.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model.h"
+
+namespace tp_example {
+
+using namespace spmd::types;
+
+at::Tensor grad_of(const at::Tensor& param) {
+  const at::Tensor& g = param.grad();
+  return g.defined() ? g : at::zeros_like(param);
+}
+
+namespace {
+
+// ---------------------------------------------------------------- the loss
+
+// Mean squared error over the global batch, without sequence parallelism.
+// Each dp rank sums its own tokens and divides by the global count, so the
+// whole-batch loss is the sum of the ranks' values: P on dp. On tp the loss is
+// one duplicated computation: I (its gradient seed 1.0 is correct as is).
+SPMD_TYPE(dp = P, tp = I)
+at::Tensor loss_tp(SPMD_TYPE(dp = V, tp = I) const at::Tensor& out,
+                   SPMD_TYPE(dp = V, tp = I) const at::Tensor& target,
+                   double global_count) {
+  auto err = out - target;                            // {dp: V, tp: I}
+  auto local_sum = (err * err).sum() / global_count;  // {dp: V, tp: I}
+  return spmd::reinterpret(local_sum, dp, V, P);      // {dp: P, tp: I}
+}
+
+// The same loss with sequence parallelism: each tp rank holds a slice of the
+// tokens, so the tp ranks' sums are first reduced (reduce-from-TP, dst I).
+SPMD_TYPE(dp = P, tp = I)
+at::Tensor loss_sp(SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& out,
+                   SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& target,
+                   double global_count) {
+  auto err = out - target;                            // {dp: V, tp: V}
+  auto local_sum = (err * err).sum() / global_count;  // {dp: V, tp: V}
+  auto tp_partial = spmd::reinterpret(local_sum, tp, V, P);
+  auto dp_share = spmd::all_reduce(tp_partial, tp, P, I);  // {dp: V, tp: I}
+  return spmd::reinterpret(dp_share, dp, V, P);            // {dp: P, tp: I}
+}
+
+// ------------------------------------------------------- plumbing (untyped)
+
+struct Options {
+  Config config;
+  bool quiet = false;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  throw std::invalid_argument(message);
+}
+
+const char* kUsage =
+    "usage: tp_transformer_block [--steps N] [--sp] [--seq N] [--batch N]\n"
+    "         [--hidden N] [--ffn N] [--tp N] [--lr X] [--seed N] [--tol X]\n"
+    "         [--quiet]\n"
+    "Run one process per rank, e.g. torchrun --no_python --nproc_per_node 4\n"
+    "--master_addr 127.0.0.1 --master_port 29500 --redirects 1 --tee 1 "
+    "<this>.\n"
+    "The mesh is dp x tp with tp from --tp (default 2) and dp = world / tp.\n";
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  Config& c = o.config;
+  auto value = [&](int& i) -> std::string {
+    if (i + 1 >= argc) usage_error(std::string(argv[i]) + " needs a value");
+    return argv[++i];
+  };
+  auto integer = [&](int& i) -> int64_t {
+    std::string flag = argv[i], v = value(i);
+    char* end = nullptr;
+    long long n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n <= 0)
+      usage_error(flag + " expects a positive integer, got '" + v + "'");
+    return n;
+  };
+  auto real = [&](int& i) -> double {
+    std::string flag = argv[i], v = value(i);
+    char* end = nullptr;
+    double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(x > 0))
+      usage_error(flag + " expects a positive number, got '" + v + "'");
+    return x;
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--steps")
+      c.steps = static_cast<int>(integer(i));
+    else if (a == "--sp")
+      c.sequence_parallel = true;
+    else if (a == "--seq")
+      c.seq = integer(i);
+    else if (a == "--batch")
+      c.batch = integer(i);
+    else if (a == "--hidden")
+      c.hidden = integer(i);
+    else if (a == "--ffn")
+      c.ffn = integer(i);
+    else if (a == "--tp")
+      c.tp_size = integer(i);
+    else if (a == "--lr")
+      c.lr = real(i);
+    else if (a == "--seed")
+      c.seed = static_cast<uint64_t>(integer(i));
+    else if (a == "--tol")
+      c.tol = real(i);
+    else if (a == "--quiet")
+      o.quiet = true;
+    else if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else {
+      usage_error("unknown argument '" + a + "'");
+    }
+  }
+  return o;
+}
+
+void check_divisible(int64_t n, int64_t by, const char* what,
+                     const char* axis) {
+  if (n % by != 0) {
+    std::ostringstream os;
+    os << what << " = " << n << " is not divisible by " << axis << " = " << by
+       << "; pick sizes that split evenly";
+    usage_error(os.str());
+  }
+}
+
+// The unsharded parameters, identical on every rank (same seed).
+struct FullParams {
+  at::Tensor ln_w, ln_b, w1, w2;
+};
+
+FullParams init_params(const Config& c) {
+  at::Generator gen = at::detail::createCPUGenerator(c.seed);
+  auto f32 = at::TensorOptions().dtype(at::kFloat);
+  FullParams p;
+  p.ln_w = 1.0 + 0.1 * at::randn({c.hidden}, gen, f32);
+  p.ln_b = 0.1 * at::randn({c.hidden}, gen, f32);
+  p.w1 = at::randn({c.ffn, c.hidden}, gen, f32) / std::sqrt(double(c.hidden));
+  p.w2 = at::randn({c.hidden, c.ffn}, gen, f32) / std::sqrt(double(c.ffn));
+  return p;
+}
+
+// Synthetic regression: the target is the input plus a fixed smooth function
+// of it, which the block can learn; the loss falls from the start.
+struct Data {
+  at::Tensor x, target;  // [seq, batch, hidden]
+};
+
+Data make_data(const Config& c) {
+  at::Generator gen = at::detail::createCPUGenerator(c.seed + 1);
+  auto f32 = at::TensorOptions().dtype(at::kFloat);
+  Data d;
+  d.x = at::randn({c.seq, c.batch, c.hidden}, gen, f32);
+  at::Tensor teacher =
+      at::randn({c.hidden, c.hidden}, gen, f32) / std::sqrt(double(c.hidden));
+  d.target = d.x + 0.5 * at::tanh(at::matmul(d.x, teacher));
+  return d;
+}
+
+// This rank's piece of a whole tensor: chunk `index` of `parts` along `dim`,
+// or the whole tensor when dim < 0.
+at::Tensor piece(const at::Tensor& t, int64_t dim, int64_t parts,
+                 int64_t index) {
+  if (dim < 0) return t;
+  return t.chunk(parts, dim)[index];
+}
+
+at::Tensor leaf(const at::Tensor& t) {
+  return t.clone().contiguous().requires_grad_(true);
+}
+
+// The one-device program: the same block, whole tensors, one process.
+struct Reference {
+  FullParams p;  // leaves that require grad
+  double loss = 0;
+  FullParams grads;
+
+  // One forward, backward and SGD step; keeps the loss and gradients.
+  void step(const Data& d, double lr) {
+    for (at::Tensor* t : {&p.ln_w, &p.ln_b, &p.w1, &p.w2})
+      t->mutable_grad() = at::Tensor();
+    auto h = at::layer_norm(d.x, {d.x.size(-1)}, p.ln_w, p.ln_b);
+    auto a = at::gelu(at::matmul(h, p.w1.t()));
+    auto out = d.x + at::matmul(a, p.w2.t());
+    auto err = out - d.target;
+    auto l = (err * err).sum() / double(d.x.numel());
+    l.backward();
+    loss = l.item<double>();
+    at::NoGradGuard no_grad;
+    grads = FullParams{p.ln_w.grad().clone(), p.ln_b.grad().clone(),
+                       p.w1.grad().clone(), p.w2.grad().clone()};
+    p.ln_w.sub_(grads.ln_w * lr);
+    p.ln_b.sub_(grads.ln_b * lr);
+    p.w1.sub_(grads.w1 * lr);
+    p.w2.sub_(grads.w2 * lr);
+  }
+};
+
+// The largest value of each entry of `v` (1-D, one entry per quantity) over
+// every rank of the mesh, through the runtime's collectives (all_gather
+// stacks one row per rank).
+at::Tensor max_over_mesh(const at::Tensor& v) {
+  at::Tensor over_tp = spmd::all_gather(v, tp, V, R).amax(0);
+  return spmd::all_gather(over_tp.contiguous(), dp, V, R).amax(0);
+}
+
+std::string program_name(const char* argv0) {
+  std::string s = argv0 ? argv0 : "tp_transformer_block";
+  auto slash = s.find_last_of('/');
+  return slash == std::string::npos ? s : s.substr(slash + 1);
+}
+
+std::string fmt(const char* format, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, x);
+  return buf;
+}
+
+int run(int argc, char** argv) {
+  Options opt = parse_args(argc, argv);
+  Config& c = opt.config;
+
+  std::shared_ptr<spmd::World> world = spmd::init_from_env();
+  if (world->size() % c.tp_size != 0) {
+    std::ostringstream os;
+    os << "world size " << world->size()
+       << " is not divisible by tp = " << c.tp_size
+       << "; launch dp * tp ranks (e.g. --nproc_per_node " << 2 * c.tp_size
+       << ") or change --tp";
+    usage_error(os.str());
+  }
+  c.dp_size = world->size() / c.tp_size;
+  check_divisible(c.batch, c.dp_size, "--batch", "dp");
+  check_divisible(c.ffn, c.tp_size, "--ffn", "tp");
+  if (c.sequence_parallel) check_divisible(c.seq, c.tp_size, "--seq", "tp");
+
+  spmd::DeviceMesh mesh(world, {{dp, c.dp_size}, {tp, c.tp_size}});
+  spmd::MeshGuard mesh_guard(mesh);
+  const int64_t dp_rank = mesh.axis("dp").local_rank;
+  const int64_t tp_rank = mesh.axis("tp").local_rank;
+  const bool leader = world->rank() == 0;
+  const TpLayout layout = c.sequence_parallel ? TpLayout{} : tp_layout();
+
+  // Whole parameters and data, then this rank's pieces.
+  const FullParams full = init_params(c);
+  const Data data = make_data(c);
+  LocalParams p;
+  p.ln_w = leaf(full.ln_w);
+  p.ln_b = leaf(full.ln_b);
+  p.w1 = leaf(piece(full.w1, layout.w1_dim, c.tp_size, tp_rank));
+  p.w2 = leaf(piece(full.w2, layout.w2_dim, c.tp_size, tp_rank));
+  const int64_t seq_dim = c.sequence_parallel ? 0 : -1;
+  auto local_data = [&](const at::Tensor& t) {
+    at::Tensor mine = piece(t, /*dim=*/1, c.dp_size, dp_rank);  // batch on dp
+    return piece(mine, seq_dim, c.tp_size, tp_rank).contiguous();
+  };
+  const at::Tensor x = local_data(data.x);
+  const at::Tensor target = local_data(data.target);
+  const double count = static_cast<double>(data.x.numel());
+
+  Reference ref;
+  ref.p = FullParams{leaf(full.ln_w), leaf(full.ln_b), leaf(full.w1),
+                     leaf(full.w2)};
+
+  if (leader) {
+    std::cout << program_name(argv[0])
+              << ": Megatron-style tensor-parallel MLP block\n"
+              << "  mesh dp=" << c.dp_size << " x tp=" << c.tp_size << " ("
+              << world->size() << " ranks, "
+              << spmd::to_string(world->backend()) << "), sequence parallel: "
+              << (c.sequence_parallel ? "on" : "off") << "\n"
+              << "  seq=" << c.seq << " batch=" << c.batch
+              << " hidden=" << c.hidden << " ffn=" << c.ffn
+              << ", SGD lr=" << c.lr << ", " << c.steps << " steps, seed "
+              << c.seed << "\n\n";
+    if (!opt.quiet)
+      std::cout << "  step   loss (" << world->size()
+                << " ranks)   loss (1 device)\n";
+  }
+
+  std::vector<double> losses, ref_losses;
+  // Per quantity: |difference| on this rank; see `names` below.
+  std::vector<double> diffs;
+  for (int step = 1; step <= c.steps; ++step) {
+    for (at::Tensor* t : {&p.ln_w, &p.ln_b, &p.w1, &p.w2})
+      t->mutable_grad() = at::Tensor();
+    at::Tensor out = c.sequence_parallel
+                         ? mlp_block_sp(x, p.ln_w, p.ln_b, p.w1, p.w2)
+                         : mlp_block(x, p.ln_w, p.ln_b, p.w1, p.w2);
+    at::Tensor loss = c.sequence_parallel ? loss_sp(out, target, count)
+                                          : loss_tp(out, target, count);
+    loss.backward();
+    // The whole-batch loss, for printing: sum the dp shares.
+    double loss_value =
+        spmd::all_reduce(loss.detach(), dp, P, I).item<double>();
+    AppliedGrads g =
+        c.sequence_parallel ? sgd_step_sp(p, c.lr) : sgd_step(p, c.lr);
+    ref.step(data, c.lr);
+    losses.push_back(loss_value);
+    ref_losses.push_back(ref.loss);
+    if (leader && !opt.quiet)
+      std::printf("  %4d   %-15.6f  %.6f\n", step, loss_value, ref.loss);
+
+    if (step == 1) {
+      auto gap = [&](const at::Tensor& mine, const at::Tensor& whole,
+                     int64_t dim) {
+        return (mine - piece(whole, dim, c.tp_size, tp_rank))
+            .abs()
+            .max()
+            .item<double>();
+      };
+      diffs = {std::abs(loss_value - ref.loss), gap(g.ln_w, ref.grads.ln_w, -1),
+               gap(g.ln_b, ref.grads.ln_b, -1),
+               gap(g.w1, ref.grads.w1, layout.w1_dim),
+               gap(g.w2, ref.grads.w2, layout.w2_dim)};
+    }
+  }
+  // Parameters after the last step, and the largest loss-curve gap.
+  {
+    at::NoGradGuard no_grad;
+    auto gap = [&](const at::Tensor& mine, const at::Tensor& whole,
+                   int64_t dim) {
+      return (mine - piece(whole, dim, c.tp_size, tp_rank))
+          .abs()
+          .max()
+          .item<double>();
+    };
+    double curve = 0;
+    for (size_t i = 0; i < losses.size(); ++i)
+      curve = std::max(curve, std::abs(losses[i] - ref_losses[i]));
+    diffs.push_back(curve);
+    diffs.push_back(
+        std::max({gap(p.ln_w, ref.p.ln_w, -1), gap(p.ln_b, ref.p.ln_b, -1),
+                  gap(p.w1, ref.p.w1, layout.w1_dim),
+                  gap(p.w2, ref.p.w2, layout.w2_dim)}));
+  }
+  at::Tensor worst_t =
+      max_over_mesh(at::tensor(diffs, at::TensorOptions().dtype(at::kDouble)));
+  std::vector<double> worst(worst_t.data_ptr<double>(),
+                            worst_t.data_ptr<double>() + worst_t.numel());
+
+  const std::vector<std::string> names = {"loss, step 1",
+                                          "grad ln_w, step 1",
+                                          "grad ln_b, step 1",
+                                          "grad w1, step 1",
+                                          "grad w2, step 1",
+                                          "loss curve, all steps",
+                                          "parameters after last step"};
+  bool equal = true;
+  std::string failed;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!(worst[i] <= c.tol)) {
+      equal = false;
+      failed += (failed.empty() ? "" : ", ") + names[i];
+    }
+  }
+  const bool fell = losses.size() >= 2 && losses.back() < losses.front();
+  if (leader) {
+    std::cout << "\n  equivalence with the one-device program (max abs diff "
+                 "over all ranks, tolerance "
+              << fmt("%.0e", c.tol) << ")\n"
+              << "  quantity                      max abs diff\n";
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::printf("  %-28s  %-12.3e  %s\n", names[i].c_str(), worst[i],
+                  worst[i] <= c.tol ? "ok" : "MISMATCH");
+    }
+    double overall = *std::max_element(worst.begin(), worst.end());
+    std::cout << "\n";
+    if (equal && fell) {
+      std::cout << "verdict: PASS - " << world->size()
+                << "-rank dp=" << c.dp_size << " x tp=" << c.tp_size
+                << " training equals the one-device program (max abs diff "
+                << fmt("%.1e", overall) << " <= " << fmt("%.0e", c.tol)
+                << "), loss fell " << fmt("%.4f", losses.front()) << " -> "
+                << fmt("%.4f", losses.back()) << "\n";
+    } else if (!equal) {
+      std::cout << "verdict: FAIL - differs from the one-device program in: "
+                << failed << " (max abs diff " << fmt("%.3g", overall) << " > "
+                << fmt("%.0e", c.tol) << ")\n";
+    } else {
+      std::cout << "verdict: FAIL - the loss did not fall ("
+                << fmt("%.4f", losses.front()) << " -> "
+                << fmt("%.4f", losses.back()) << ")\n";
+    }
+    std::cout.flush();
+  }
+  return equal && fell ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace tp_example
+
+int main(int argc, char** argv) {
+  try {
+    return tp_example::run(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "error: " << e.what() << "\n" << tp_example::kUsage;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}
