@@ -465,6 +465,16 @@ std::string_view rename(std::string_view base) {
       {"index", "__getitem__"},     // x.index({idx})
       {"split_with_sizes", "split"}, {"unsafe_split", "split"},
       {"unsafe_chunk", "chunk"},
+      // The transposing / complex-part properties are LINEAR (spec §5.2).
+      {"T", "prop T"},
+      {"numpy_T", "prop T"},
+      {"H", "prop H"},
+      {"matrix_H", "prop H"},
+      {"mT", "prop mT"},
+      {"mH", "prop mH"},
+      {"adjoint", "prop mH"},
+      {"real", "prop real"},
+      {"imag", "prop imag"},
   };
   auto it = kMap.find(base);
   return it == kMap.end() ? base : it->second;

@@ -92,6 +92,9 @@ TEST_F(CheckerCase, P024_ShapeOpsKeepPartial) {
   EXPECT_EQ(type_str(x.unsqueeze(0).expand({2, 2, 3})), "{tp: P}");
   EXPECT_EQ(type_str(x.t()), "{tp: P}");
   EXPECT_EQ(type_str(x.contiguous()), "{tp: P}");
+  // The transposing properties are LINEAR too (spec §5.2 step 2).
+  EXPECT_EQ(type_str(x.mT()), "{tp: P}");
+  EXPECT_EQ(type_str(x.mH()), "{tp: P}");
 }
 
 TEST_F(CheckerCase, P026_MultiOutputOpsStampEveryOutput) {
