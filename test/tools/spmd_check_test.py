@@ -181,6 +181,24 @@ def case_options():
           "unknown kind: exit 1, named in the error", p)
     p = run("-p", BUILD, CLEAN, "--strict")
     check(p.returncode == 0, "--strict accepted", p)
+    # A build that loads the plugin: the tool drops -fplugin (it runs the
+    # analysis itself) and follows the plugin's arguments, then its own.
+    db = os.path.join(BUILD, "compile_commands.json")
+    with open(db) as f:
+        commands = json.load(f)
+    for c in commands:
+        c["command"] = c["command"].replace(
+            " -c ", " -fplugin=/nonexistent/spmd-check.so "
+            "-fplugin-arg-spmd-check-ignore=all -c ")
+    with open(db, "w") as f:
+        json.dump(commands, f)
+    p = run("-p", BUILD, BAD)
+    check(p.returncode == 0 and p.stdout == "",
+          "-fplugin dropped, -fplugin-arg-spmd-check-ignore=all followed", p)
+    p = run("-p", BUILD, BAD, "--error=op-type")
+    check(p.returncode == 1 and "[spmd:op-type]" in p.stdout and
+          "[spmd:collective-input]" not in p.stdout,
+          "the tool's options apply after the build's plugin arguments", p)
 
 
 def case_flags():

@@ -238,9 +238,8 @@ int main(int argc, const char **argv) {
     llvm::DefaultThreadPool Pool(llvm::hardware_concurrency(Jobs));
     for (Job &J : Jobs_)
       if (J.Command)
-        Pool.async([&J, &PluginArgs, UseColor] {
-          runJob(J, PluginArgs, UseColor);
-        });
+        Pool.async(
+            [&J, &PluginArgs, UseColor] { runJob(J, PluginArgs, UseColor); });
     Pool.wait();
   }
 
