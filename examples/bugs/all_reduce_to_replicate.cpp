@@ -6,7 +6,7 @@
 // already holds the whole gradient, so it is multiplied by tp and W1, W2 and
 // the LayerNorm get tp times their true gradient. The types catch it where R
 // meets the invariant residual x: I cannot mix with R. The fix: dst=I.
-#include <torch/torch.h>
+#include <ATen/ATen.h>
 
 #include "model.h"
 
@@ -22,10 +22,10 @@ at::Tensor mlp_block(SPMD_TYPE(dp = V, tp = I) const at::Tensor& x,
                      SPMD_TYPE(dp = R, tp = I) const at::Tensor& ln_b,
                      SPMD_TYPE(dp = R, tp = S(0)) const at::Tensor& w1,
                      SPMD_TYPE(dp = R, tp = S(1)) const at::Tensor& w2) {
-  auto h = torch::layer_norm(x, {x.size(-1)}, ln_w, ln_b);
+  auto h = at::layer_norm(x, {x.size(-1)}, ln_w, ln_b);
   auto h_r = spmd::convert(h, tp, I, R);
-  auto a = torch::gelu(torch::matmul(h_r, w1.t()));
-  auto y_partial = spmd::reinterpret(torch::matmul(a, w2.t()), tp, V, P);
+  auto a = at::gelu(at::matmul(h_r, w1.t()));
+  auto y_partial = spmd::reinterpret(at::matmul(a, w2.t()), tp, V, P);
   auto z = spmd::all_reduce(y_partial, tp, P, R);  // BUG: should be dst=I
   return x + z;                                    // I + R
 }

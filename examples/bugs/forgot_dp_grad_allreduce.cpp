@@ -6,7 +6,7 @@
 // and none follows the one-device program. The types reject subtracting a P
 // gradient from an R parameter. The fix: spmd::all_reduce(g, dp, P, R) first
 // (see optimizer.cpp).
-#include <torch/torch.h>
+#include <ATen/ATen.h>
 
 #include "model.h"
 

@@ -7,7 +7,7 @@
 // everything upstream) are wrong. The types say so at compile time: h is I on
 // tp (duplicated) and w1 is V (split); a matmul cannot mix I with V. The fix
 // is one call, `spmd::convert(h, tp, I, R)` (see tensor_parallel.cpp).
-#include <torch/torch.h>
+#include <ATen/ATen.h>
 
 #include "model.h"
 
@@ -23,9 +23,9 @@ at::Tensor mlp_block(SPMD_TYPE(dp = V, tp = I) const at::Tensor& x,
                      SPMD_TYPE(dp = R, tp = I) const at::Tensor& ln_b,
                      SPMD_TYPE(dp = R, tp = S(0)) const at::Tensor& w1,
                      SPMD_TYPE(dp = R, tp = S(1)) const at::Tensor& w2) {
-  auto h = torch::layer_norm(x, {x.size(-1)}, ln_w, ln_b);  // {dp: V, tp: I}
-  auto a = torch::gelu(torch::matmul(h, w1.t()));  // BUG: h is I, w1 is V
-  auto y_partial = spmd::reinterpret(torch::matmul(a, w2.t()), tp, V, P);
+  auto h = at::layer_norm(x, {x.size(-1)}, ln_w, ln_b);  // {dp: V, tp: I}
+  auto a = at::gelu(at::matmul(h, w1.t()));              // BUG: h is I, w1 is V
+  auto y_partial = spmd::reinterpret(at::matmul(a, w2.t()), tp, V, P);
   auto z = spmd::all_reduce(y_partial, tp, P, I);
   return x + z;
 }

@@ -1,6 +1,6 @@
 // optimizer.cpp - the data-parallel gradient reduction and one SGD step for
 // the tensor-parallel block, annotated and checked by the spmd-check plugin.
-#include <torch/torch.h>
+#include <ATen/ATen.h>
 
 #include "model.h"
 

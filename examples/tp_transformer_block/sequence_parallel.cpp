@@ -2,7 +2,7 @@
 // blocks the activation is split along the sequence on tp (S(0)) instead of
 // duplicated, so LayerNorm and the residual run on 1/tp of the tokens.
 // Annotated and checked by the spmd-check plugin; docs/walkthrough.md.
-#include <torch/torch.h>
+#include <ATen/ATen.h>
 
 #include "model.h"
 
@@ -20,16 +20,16 @@ at::Tensor mlp_block_sp(SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& x,
                         SPMD_TYPE(dp = R, tp = R) const at::Tensor& ln_b,
                         SPMD_TYPE(dp = R, tp = S(0)) const at::Tensor& w1,
                         SPMD_TYPE(dp = R, tp = S(1)) const at::Tensor& w2) {
-  auto h = torch::layer_norm(x, {x.size(-1)}, ln_w, ln_b);  // {dp: V, tp: V}
+  auto h = at::layer_norm(x, {x.size(-1)}, ln_w, ln_b);  // {dp: V, tp: V}
 
   // Gather from the sequence-parallel region: every tp rank needs every
   // token for its W1 shard and uses them differently, so dst is R; backward
   // reduce-scatters the gradient back onto the sequence shards.
   auto h_full = spmd::all_gather(h, tp, S(0), R);  // {dp: V, tp: R}
 
-  auto a = torch::gelu(torch::matmul(h_full, w1.t()));  // {dp: V, tp: V}
-  auto y = torch::matmul(a, w2.t());                    // {dp: V, tp: V}
-  auto y_partial = spmd::reinterpret(y, tp, V, P);      // pending sum
+  auto a = at::gelu(at::matmul(h_full, w1.t()));    // {dp: V, tp: V}
+  auto y = at::matmul(a, w2.t());                   // {dp: V, tp: V}
+  auto y_partial = spmd::reinterpret(y, tp, V, P);  // pending sum
 
   // Reduce-scatter to the sequence-parallel region: sum the partial outputs
   // and keep this rank's tokens. Backward all-gathers the gradient.

@@ -1,7 +1,7 @@
 // tensor_parallel.cpp - the tensor-parallel MLP block (no sequence
 // parallelism), annotated with SPMD types and checked by the spmd-check
 // plugin at compile time. docs/walkthrough.md explains every annotation.
-#include <torch/torch.h>
+#include <ATen/ATen.h>
 
 #include "model.h"
 
@@ -23,7 +23,7 @@ at::Tensor mlp_block(SPMD_TYPE(dp = V, tp = I) const at::Tensor& x,
                      SPMD_TYPE(dp = R, tp = S(0)) const at::Tensor& w1,
                      SPMD_TYPE(dp = R, tp = S(1)) const at::Tensor& w2) {
   // LayerNorm on the duplicated activation: one computation done tp times.
-  auto h = torch::layer_norm(x, {x.size(-1)}, ln_w, ln_b);  // {dp: V, tp: I}
+  auto h = at::layer_norm(x, {x.size(-1)}, ln_w, ln_b);  // {dp: V, tp: I}
 
   // Copy to the tensor-parallel region (Megatron's f): each tp rank now uses
   // h differently (with its own W1 shard), so h must become R. Forward is the
@@ -31,10 +31,10 @@ at::Tensor mlp_block(SPMD_TYPE(dp = V, tp = I) const at::Tensor& x,
   auto h_r = spmd::convert(h, tp, I, R);  // {dp: V, tp: R}
 
   // Column-parallel linear: this rank's slice of the ffn activations.
-  auto a = torch::gelu(torch::matmul(h_r, w1.t()));  // {dp: V, tp: V}
+  auto a = at::gelu(at::matmul(h_r, w1.t()));  // {dp: V, tp: V}
 
   // Row-parallel linear: each rank's product is one term of the output.
-  auto y = torch::matmul(a, w2.t());                // {dp: V, tp: V}
+  auto y = at::matmul(a, w2.t());                   // {dp: V, tp: V}
   auto y_partial = spmd::reinterpret(y, tp, V, P);  // declare the pending sum
 
   // Reduce from the tensor-parallel region (Megatron's g): sum the terms. The

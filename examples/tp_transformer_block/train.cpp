@@ -11,11 +11,11 @@
 // own shard, and also runs the unsharded reference; all communication goes
 // through the spmd runtime's collectives. Exit status: 0 when the run matches
 // the reference and the loss fell, 1 when it does not, 2 on a usage error.
+#include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <spmd/errors.h>
 #include <spmd/mesh.h>
 #include <spmd/process_groups.h>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
@@ -309,9 +309,21 @@ int run(int argc, char** argv) {
                 << " ranks)   loss (1 device)\n";
   }
 
+  // |this rank's piece - the same piece of the one-device tensor|, max.
+  auto gap = [&](const at::Tensor& mine, const at::Tensor& whole, int64_t dim) {
+    return (mine.detach() - piece(whole, dim, c.tp_size, tp_rank))
+        .abs()
+        .max()
+        .item<double>();
+  };
+  auto magnitude = [](const at::Tensor& t) {
+    return t.detach().abs().max().item<double>();
+  };
+
   std::vector<double> losses, ref_losses;
-  // Per quantity: |difference| on this rank; see `names` below.
-  std::vector<double> diffs;
+  // Per quantity of `names` below: |difference| on this rank, and the size of
+  // the one-device value (to read the differences against).
+  std::vector<double> diffs, scales;
   for (int step = 1; step <= c.steps; ++step) {
     for (at::Tensor* t : {&p.ln_w, &p.ln_b, &p.w1, &p.w2})
       t->mutable_grad() = at::Tensor();
@@ -333,38 +345,27 @@ int run(int argc, char** argv) {
       std::printf("  %4d   %-15.6f  %.6f\n", step, loss_value, ref.loss);
 
     if (step == 1) {
-      auto gap = [&](const at::Tensor& mine, const at::Tensor& whole,
-                     int64_t dim) {
-        return (mine - piece(whole, dim, c.tp_size, tp_rank))
-            .abs()
-            .max()
-            .item<double>();
-      };
       diffs = {std::abs(loss_value - ref.loss), gap(g.ln_w, ref.grads.ln_w, -1),
                gap(g.ln_b, ref.grads.ln_b, -1),
                gap(g.w1, ref.grads.w1, layout.w1_dim),
                gap(g.w2, ref.grads.w2, layout.w2_dim)};
+      scales = {std::abs(ref.loss), magnitude(ref.grads.ln_w),
+                magnitude(ref.grads.ln_b), magnitude(ref.grads.w1),
+                magnitude(ref.grads.w2)};
     }
   }
-  // Parameters after the last step, and the largest loss-curve gap.
-  {
-    at::NoGradGuard no_grad;
-    auto gap = [&](const at::Tensor& mine, const at::Tensor& whole,
-                   int64_t dim) {
-      return (mine - piece(whole, dim, c.tp_size, tp_rank))
-          .abs()
-          .max()
-          .item<double>();
-    };
-    double curve = 0;
-    for (size_t i = 0; i < losses.size(); ++i)
-      curve = std::max(curve, std::abs(losses[i] - ref_losses[i]));
-    diffs.push_back(curve);
-    diffs.push_back(
-        std::max({gap(p.ln_w, ref.p.ln_w, -1), gap(p.ln_b, ref.p.ln_b, -1),
-                  gap(p.w1, ref.p.w1, layout.w1_dim),
-                  gap(p.w2, ref.p.w2, layout.w2_dim)}));
-  }
+  // The loss curve, and the parameters after the last step.
+  double curve = 0;
+  for (size_t i = 0; i < losses.size(); ++i)
+    curve = std::max(curve, std::abs(losses[i] - ref_losses[i]));
+  diffs.push_back(curve);
+  scales.push_back(*std::max_element(ref_losses.begin(), ref_losses.end()));
+  diffs.push_back(
+      std::max({gap(p.ln_w, ref.p.ln_w, -1), gap(p.ln_b, ref.p.ln_b, -1),
+                gap(p.w1, ref.p.w1, layout.w1_dim),
+                gap(p.w2, ref.p.w2, layout.w2_dim)}));
+  scales.push_back(std::max({magnitude(ref.p.ln_w), magnitude(ref.p.ln_b),
+                             magnitude(ref.p.w1), magnitude(ref.p.w2)}));
   at::Tensor worst_t =
       max_over_mesh(at::tensor(diffs, at::TensorOptions().dtype(at::kDouble)));
   std::vector<double> worst(worst_t.data_ptr<double>(),
@@ -389,11 +390,12 @@ int run(int argc, char** argv) {
   if (leader) {
     std::cout << "\n  equivalence with the one-device program (max abs diff "
                  "over all ranks, tolerance "
-              << fmt("%.0e", c.tol) << ")\n"
-              << "  quantity                      max abs diff\n";
+              << fmt("%.0e", c.tol) << ")\n";
+    std::printf("  %-28s  %-12s  %-9s %s\n", "quantity", "max abs diff", "",
+                "(one-device max |value|)");
     for (size_t i = 0; i < names.size(); ++i) {
-      std::printf("  %-28s  %-12.3e  %s\n", names[i].c_str(), worst[i],
-                  worst[i] <= c.tol ? "ok" : "MISMATCH");
+      std::printf("  %-28s  %-12.3e  %-9s (%.3e)\n", names[i].c_str(), worst[i],
+                  worst[i] <= c.tol ? "ok" : "MISMATCH", scales[i]);
     }
     double overall = *std::max_element(worst.begin(), worst.end());
     std::cout << "\n";
