@@ -601,7 +601,7 @@ void FunctionChecker::run() {
   BO.PruneTriviallyFalseEdges = true;
   BO.AddImplicitDtors = false;
   BO.AddTemporaryDtors = false;
-  BO.AddInitializers = false;
+  BO.AddInitializers = true; // member initializers of constructors
   BO.AddLifetime = false;
   BO.AddScopes = false;
   std::unique_ptr<CFG> Cfg = CFG::buildCFG(FD, FD->getBody(), &Ctx, BO);
@@ -666,9 +666,23 @@ void FunctionChecker::run() {
 
 void FunctionChecker::transferBlock(const CFGBlock &B) {
   Memo.clear();
-  for (const CFGElement &E : B)
-    if (std::optional<CFGStmt> S = E.getAs<CFGStmt>())
+  for (const CFGElement &E : B) {
+    if (std::optional<CFGStmt> S = E.getAs<CFGStmt>()) {
       transferStmt(S->getStmt());
+    } else if (std::optional<CFGInitializer> I = E.getAs<CFGInitializer>()) {
+      // `: weight(w)` initializes an annotated field: check it like an
+      // assignment.
+      const CXXCtorInitializer *Init = I->getInitializer();
+      const FieldDecl *F = Init->getMember();
+      const Expr *IE = Init->getInit();
+      if (!F || !IE || !Init->isWritten())
+        continue;
+      if (const TypeAnnotation *A = TU.Table.typeOf(F))
+        checkAgainst(eval(IE), *A, DiagKind::Assignment, IE,
+                     "initializer of '" + F->getNameAsString() + "'",
+                     "'" + F->getNameAsString() + "' is declared", A->Loc);
+    }
+  }
 }
 
 void FunctionChecker::setVar(const VarDecl *VD, const Value &V) {

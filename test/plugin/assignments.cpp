@@ -51,3 +51,15 @@ struct Block {
     // expected-note@#w {{declared type is {tp: V}}}
   }
 };
+
+// Constructor member initializers are checked against the field's type.
+struct Shard {
+  SPMD_TYPE(tp = V) Tensor w; // #shard_w
+  SPMD_TYPE(tp = R) Tensor b; // #shard_b
+  Shard(SPMD_TYPE(tp = V) const Tensor& weight,
+        SPMD_TYPE(tp = P) const Tensor& bias) // #bias
+      : w(weight),
+        b(bias) {} // expected-error {{initializer of 'b' has type P on axis 'tp', but 'b' is declared R there}} expected-note {{insert spmd::all_reduce}}
+  // expected-note@#bias {{type P on axis 'tp' declared here}}
+  // expected-note@#shard_b {{declared type is {tp: R}}}
+};
