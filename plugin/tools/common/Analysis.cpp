@@ -12,7 +12,7 @@
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Option/ArgList.h"
 #include "llvm/Option/OptTable.h"
-#include "llvm/Support/Timer.h"
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 #include <ctime>
@@ -201,7 +201,8 @@ void initializeAnalysis() {
 bool runAnalysis(const CompileCommand &Command,
                  llvm::ArrayRef<std::string> PluginArgs,
                  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
-                 DiagnosticConsumer &Consumer, AnalysisTiming *Timing) {
+                 DiagnosticConsumer &Consumer, AnalysisTiming *Timing,
+                 std::vector<std::string> *FilesRead) {
   plugin::Options Opts;
   std::string Err;
   for (const std::string &A : pluginArgumentsOf(Command.CommandLine))
@@ -227,6 +228,18 @@ bool runAnalysis(const CompileCommand &Command,
                             Files.get());
   Invocation.setDiagnosticConsumer(&Consumer);
   bool Ok = Invocation.run();
+  if (FilesRead) {
+    llvm::SmallVector<OptionalFileEntryRef, 64> Read;
+    Files->GetUniqueIDMapping(Read);
+    for (OptionalFileEntryRef F : Read) {
+      if (!F)
+        continue;
+      llvm::SmallString<256> Path(F->getName());
+      Files->makeAbsolutePath(Path);
+      llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+      FilesRead->push_back(std::string(Path));
+    }
+  }
   if (Timing) {
     Timing->TotalMs = msSince(Start);
     Timing->TotalCpuMs = threadCpuMs() - StartCpu;

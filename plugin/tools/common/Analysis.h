@@ -63,12 +63,16 @@ pluginArgumentsOf(const clang::tooling::CommandLineArguments &Args);
 /// run or Clang reported errors. Invalid plugin arguments in the command are
 /// skipped (the build's compiler reports them); \p PluginArgs must be valid.
 ///
+/// When \p FilesRead is given, the absolute paths of every file the frontend
+/// read (the source and its headers) are appended to it, for a depfile.
+///
 /// Thread-safe: concurrent calls must use distinct file systems.
 bool runAnalysis(const clang::tooling::CompileCommand &Command,
                  llvm::ArrayRef<std::string> PluginArgs,
                  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
                  clang::DiagnosticConsumer &Consumer,
-                 AnalysisTiming *Timing = nullptr);
+                 AnalysisTiming *Timing = nullptr,
+                 std::vector<std::string> *FilesRead = nullptr);
 
 /// Makes sure the analysis library's attribute handlers are instantiated;
 /// call once before running analyses on several threads.
