@@ -42,6 +42,7 @@ const AssertRow kAssert[] = {
      "SPMD type mismatch on axis tp: tensor has V, expected R"},
 };
 
+void PrintTo(const AssertRow& r, std::ostream* os) { *os << r.what; }
 class AssertType : public ::testing::TestWithParam<AssertRow> {};
 
 TEST_P(AssertType, Spec8_1) {
@@ -81,6 +82,7 @@ const MutateRow kMutate[] = {
     {"empty_map_axis_missing", "{}", "tp", R, V, nullptr},
 };
 
+void PrintTo(const MutateRow& r, std::ostream* os) { *os << r.what; }
 class MutateType : public ::testing::TestWithParam<MutateRow> {};
 
 TEST_P(MutateType, Spec8_2) {
@@ -133,6 +135,7 @@ const LossRow kLoss[] = {
     {"varying_rejected_permissive_too", "{tp: V}", false, false, {"tp"}},
 };
 
+void PrintTo(const LossRow& r, std::ostream* os) { *os << r.what; }
 class LossCheck : public ::testing::TestWithParam<LossRow> {};
 
 TEST_P(LossCheck, Spec6_15) {

@@ -930,6 +930,7 @@ std::vector<Case> MeshAxisAndDtypeCases() {
   };
 }
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.id << ": " << c.rule; }
 class Cases : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Cases, Check) {

@@ -130,6 +130,9 @@ std::vector<LegalityRow> LegalityRows() {
   return rows;
 }
 
+void PrintTo(const LegalityRow& r, std::ostream* os) {
+  *os << OpName(r.op) << " src=" << TypeText(r.src);
+}
 class Legality : public ::testing::TestWithParam<LegalityRow> {};
 
 TEST_P(Legality, SrcDstTable) {
@@ -285,6 +288,9 @@ const RouteRow kRoutes[] = {
     {P, P, kNoop},
 };
 
+void PrintTo(const RouteRow& r, std::ostream* os) {
+  *os << "redistribute(" << TypeText(r.src) << "," << TypeText(r.dst) << ")";
+}
 class Routing : public ::testing::TestWithParam<RouteRow> {};
 
 TEST_P(Routing, Spec7_12) {
@@ -415,6 +421,7 @@ std::vector<TransferRow> TransferRows() {
   return rows;
 }
 
+void PrintTo(const TransferRow& r, std::ostream* os) { *os << r.what; }
 class Transfer : public ::testing::TestWithParam<TransferRow> {};
 
 TEST_P(Transfer, Spec7_2) {
@@ -647,6 +654,7 @@ std::vector<BackwardRow> BackwardRows() {
   return ::testing::AssertionSuccess();
 }
 
+void PrintTo(const BackwardRow& r, std::ostream* os) { *os << r.what; }
 class Backward : public ::testing::TestWithParam<BackwardRow> {};
 
 TEST_P(Backward, DualOperations) {
@@ -863,6 +871,7 @@ std::vector<ArgRow> ArgRows() {
   return rows;
 }
 
+void PrintTo(const ArgRow& r, std::ostream* os) { *os << r.what; }
 class Arguments : public ::testing::TestWithParam<ArgRow> {};
 
 TEST_P(Arguments, DimsAndSplitSizes) {

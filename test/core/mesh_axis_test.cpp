@@ -110,6 +110,7 @@ std::vector<OrthoRow> OrthoRows() {
   };
 }
 
+void PrintTo(const OrthoRow& r, std::ostream* os) { *os << r.what; }
 class Orthogonality : public ::testing::TestWithParam<OrthoRow> {};
 
 TEST_P(Orthogonality, RunningSpan) {

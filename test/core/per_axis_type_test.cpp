@@ -21,6 +21,7 @@ const PrintRow kPrintRows[] = {
     {S(-1), "S(-1)", "Shard(-1)"},
 };
 
+void PrintTo(const PrintRow& r, std::ostream* os) { *os << r.text; }
 class PrintTest : public ::testing::TestWithParam<PrintRow> {};
 
 TEST_P(PrintTest, PrintsSpecSpelling) {
@@ -50,6 +51,9 @@ const ParseGoodRow kParseGood[] = {
     {"S(12)", S(12)}, {"S(-2)", S(-2)}, {" S(1) ", S(1)},
 };
 
+void PrintTo(const ParseGoodRow& r, std::ostream* os) {
+  *os << '"' << r.text << '"';
+}
 class ParseGoodTest : public ::testing::TestWithParam<ParseGoodRow> {};
 
 TEST_P(ParseGoodTest, Parses) {
@@ -79,6 +83,9 @@ const ParseBadRow kParseBad[] = {
     {"X(0)", "X"},
 };
 
+void PrintTo(const ParseBadRow& r, std::ostream* os) {
+  *os << '"' << r.text << '"';
+}
 class ParseBadTest : public ::testing::TestWithParam<ParseBadRow> {};
 
 TEST_P(ParseBadTest, IsParseErrorNamingTheToken) {
@@ -143,6 +150,9 @@ const ResolveRow kResolve[] = {
     {P, 2, P},
 };
 
+void PrintTo(const ResolveRow& r, std::ostream* os) {
+  *os << TypeText(r.in) << " ndim=" << r.ndim;
+}
 class ResolveTest : public ::testing::TestWithParam<ResolveRow> {};
 
 TEST_P(ResolveTest, ResolvesAgainstNdim) {

@@ -102,6 +102,7 @@ std::string RuleName(const RuleRow& row) {
   return s + "_is_" + OutText(row.out);
 }
 
+void PrintTo(const RuleRow& r, std::ostream* os) { *os << RuleName(r); }
 void CheckRule(const RuleRow& row) {
   std::vector<AxisOperand> ops;
   for (const std::string& t : row.operands) ops.push_back(Tok(t));
@@ -288,6 +289,7 @@ std::vector<int> Sorted(std::vector<int> v) {
   return v;
 }
 
+void PrintTo(const RegistryGroup& g, std::ostream* os) { *os << g.group; }
 class Registry : public ::testing::TestWithParam<RegistryGroup> {};
 
 TEST_P(Registry, ClassAndPositions) {
@@ -403,6 +405,7 @@ struct InferRow {
   const char* axis = "";             // axis the error must report
 };
 
+void PrintTo(const InferRow& r, std::ostream* os) { *os << r.what; }
 class Infer : public ::testing::TestWithParam<InferRow> {};
 
 TEST_P(Infer, Rule) {
@@ -697,6 +700,7 @@ const FixRow kFixRows[] = {
      {&kItoR, &kPtoI}},
 };
 
+void PrintTo(const FixRow& r, std::ostream* os) { *os << r.what; }
 class FixSuggestions : public ::testing::TestWithParam<FixRow> {};
 
 TEST_P(FixSuggestions, Spec9_4) {
@@ -795,6 +799,7 @@ const InplaceRow kInplace[] = {
      "from V to R"},
 };
 
+void PrintTo(const InplaceRow& r, std::ostream* os) { *os << r.what; }
 class Inplace : public ::testing::TestWithParam<InplaceRow> {};
 
 TEST_P(Inplace, Spec6_11) {

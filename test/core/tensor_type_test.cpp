@@ -25,6 +25,9 @@ const RoundTripRow kRoundTrip[] = {
     {"{dp_cp: V}", "{dp_cp: V}"},
 };
 
+void PrintTo(const RoundTripRow& r, std::ostream* os) {
+  *os << '"' << r.text << '"';
+}
 class TensorTypeRoundTrip : public ::testing::TestWithParam<RoundTripRow> {};
 
 TEST_P(TensorTypeRoundTrip, ParsePrintParse) {
@@ -92,6 +95,7 @@ const BadRow kBad[] = {
     {"empty_text", "", ""},
 };
 
+void PrintTo(const BadRow& r, std::ostream* os) { *os << '"' << r.text << '"'; }
 class TensorTypeBad : public ::testing::TestWithParam<BadRow> {};
 
 TEST_P(TensorTypeBad, IsParseErrorNamingTheToken) {
