@@ -444,6 +444,10 @@ class CollectiveFunction
     Tensor x_op = x.scalar_type() == op ? x : x.to(op);
     Tensor y = run_kernel(x_op, !x_op.is_same(x), *plan);
     if (y.scalar_type() != out) y = y.to(out);
+    // Identity on data (reinterpret, convert(I, R), ...): return an alias
+    // that is not a view, so the result can later be modified in place
+    // (autograd forbids in-place ops on views created in a custom Function).
+    if (y.is_same(x) && !plan->call.inplace) y = x.detach();
     if (plan->call.inplace) ctx->mark_dirty({x});
     return y;
   }
@@ -598,7 +602,10 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
             "reduced dtype to accept the precision loss)");
       }
     }
+    const bool inplace = plan->call.inplace;
     y = CollectiveFunction::apply(x, std::move(plan));
+    // In place: the result is x itself (autograd may hand back an alias).
+    if (inplace) y = x;
   } else {
     c10::impl::ExcludeDispatchKeyGuard no_typing(
         c10::DispatchKey::TESTING_ONLY_GenericMode);

@@ -1,0 +1,198 @@
+// bench_collectives - the cost of the spmd collective wrappers over the raw
+// c10d calls they make, 4 Gloo ranks as threads of one process on 127.0.0.1.
+//
+// For each collective and per-rank input size (4 KiB .. 64 MiB of float32)
+// the wrapper and the raw call run alternately in rounds; the best round of
+// each is kept and the ratio wrapper / raw printed as a Markdown table. One
+// run, ratios only: absolute times depend on the machine.
+//
+//   bench_collectives [--max-mib N] [--ranks N]
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <spmd/spmd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <vector>
+
+SPMD_AXIS(tp);
+
+namespace {
+
+using at::Tensor;
+using Clock = std::chrono::steady_clock;
+using namespace spmd::types;
+
+struct Row {
+  std::string collective;
+  std::string raw;
+  int64_t bytes;
+  double ours_ms;
+  double raw_ms;
+};
+
+// One benchmarked pair: `ours` and `raw` each run one operation on rank r.
+struct Pair {
+  std::string collective;
+  std::string raw;
+  std::function<void()> ours;
+  std::function<void()> raw_call;
+};
+
+int iterations_for(int64_t bytes) {
+  if (bytes <= (64 << 10)) return 50;
+  if (bytes <= (1 << 20)) return 10;
+  if (bytes <= (16 << 20)) return 3;
+  return 1;
+}
+
+void wait(const c10::intrusive_ptr<c10d::Work>& w) { w->wait(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ranks = 4;
+  int64_t max_mib = 64;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (!std::strcmp(argv[i], "--ranks")) ranks = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--max-mib")) max_mib = std::atoll(argv[i + 1]);
+  }
+  at::set_num_threads(1);
+  std::vector<int64_t> sizes;
+  for (int64_t b = 4 << 10; b <= (max_mib << 20); b *= 16) sizes.push_back(b);
+  if (sizes.back() != (max_mib << 20)) sizes.push_back(max_mib << 20);
+
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  std::vector<Row> rows;
+  std::mutex mu;
+  constexpr int kRounds = 3;
+
+  auto rank_main = [&](int r) {
+    spmd::WorldOptions options;
+    options.gloo_hostname = "127.0.0.1";
+    options.timeout = std::chrono::minutes(5);
+    auto world =
+        spmd::World::create(spmd::Backend::Gloo, r, ranks, store, options);
+    spmd::DeviceMesh mesh(world, {{tp, ranks}});
+    spmd::MeshGuard guard(mesh);
+    auto pg = mesh.axis("tp").group;
+    auto barrier = [&] {
+      std::vector<Tensor> t{at::zeros({1})};
+      wait(pg->allreduce(t));
+    };
+    for (int64_t bytes : sizes) {
+      const int64_t numel = bytes / 4;
+      const int64_t n = ranks;
+      Tensor x = at::rand({numel});
+      Tensor big = at::rand({(numel / n) * n});  // divisible by n
+      spmd::CollectiveOptions inplace;
+      inplace.inplace = true;
+      std::vector<Pair> pairs = {
+          {"all_reduce(P->R)", "clone + allreduce",
+           [&] { spmd::all_reduce(x, tp, P, R); },
+           [&] {
+             std::vector<Tensor> t{x.clone()};
+             wait(pg->allreduce(t));
+           }},
+          {"all_reduce(P->R, inplace)", "allreduce",
+           [&] { spmd::all_reduce(x, tp, P, R, inplace); },
+           [&] {
+             std::vector<Tensor> t{x};
+             wait(pg->allreduce(t));
+           }},
+          {"all_gather(S(0)->R)", "allgather",
+           [&] { spmd::all_gather(x, tp, S(0), R); },
+           [&] {
+             Tensor out = at::empty({n, numel});
+             std::vector<std::vector<Tensor>> outs{out.unbind(0)};
+             std::vector<Tensor> in{x};
+             wait(pg->allgather(outs, in));
+           }},
+          {"reduce_scatter(P->S(0))", "alltoall_base + sum",
+           [&] { spmd::reduce_scatter(big, tp, P, S(0)); },
+           [&] {
+             Tensor out = at::empty_like(big);
+             std::vector<int64_t> none;
+             wait(pg->alltoall_base(out, big, none, none));
+             out.view({n, -1}).sum(0);
+           }},
+          {"all_to_all(S(0)->S(0))", "alltoall_base",
+           [&] { spmd::all_to_all(big, tp, S(0), S(0)); },
+           [&] {
+             Tensor out = at::empty_like(big);
+             std::vector<int64_t> none;
+             wait(pg->alltoall_base(out, big, none, none));
+           }},
+          {"redistribute(P->R)", "clone + allreduce",
+           [&] { spmd::redistribute(x, tp, P, R); },
+           [&] {
+             std::vector<Tensor> t{x.clone()};
+             wait(pg->allreduce(t));
+           }},
+      };
+      for (Pair& p : pairs) {
+        const int iters = iterations_for(bytes);
+        double best_ours = 1e300, best_raw = 1e300;
+        p.ours();  // warm up both paths (algorithm caches, allocator)
+        p.raw_call();
+        for (int round = 0; round < kRounds; ++round) {
+          for (int which = 0; which < 2; ++which) {
+            barrier();
+            auto t0 = Clock::now();
+            for (int i = 0; i < iters; ++i) (which ? p.raw_call : p.ours)();
+            barrier();
+            double ms =
+                std::chrono::duration<double, std::milli>(Clock::now() - t0)
+                    .count() /
+                iters;
+            (which ? best_raw : best_ours) =
+                std::min(which ? best_raw : best_ours, ms);
+          }
+        }
+        if (r == 0) {
+          std::lock_guard<std::mutex> lock(mu);
+          rows.push_back({p.collective, p.raw, bytes, best_ours, best_raw});
+          std::fprintf(stderr, "  %-28s %9lld B  done\n", p.collective.c_str(),
+                       static_cast<long long>(bytes));
+        }
+      }
+    }
+  };
+
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) threads.emplace_back(rank_main, r);
+  for (auto& t : threads) t.join();
+
+  auto human = [](int64_t b) {
+    char buf[32];
+    if (b >= (1 << 20))
+      std::snprintf(buf, sizeof buf, "%lld MiB",
+                    static_cast<long long>(b >> 20));
+    else
+      std::snprintf(buf, sizeof buf, "%lld KiB",
+                    static_cast<long long>(b >> 10));
+    return std::string(buf);
+  };
+  std::printf(
+      "spmd collectives vs raw c10d, %d Gloo ranks (threads), "
+      "float32, best of %d rounds\n\n",
+      ranks, kRounds);
+  std::printf(
+      "| collective | raw c10d baseline | size/rank | spmd ms | raw ms "
+      "| ratio |\n|---|---|---|---|---|---|\n");
+  for (const Row& row : rows) {
+    std::printf("| %s | %s | %s | %.3f | %.3f | %.3f |\n",
+                row.collective.c_str(), row.raw.c_str(),
+                human(row.bytes).c_str(), row.ours_ms, row.raw_ms,
+                row.ours_ms / row.raw_ms);
+  }
+  return 0;
+}
