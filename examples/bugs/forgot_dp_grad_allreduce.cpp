@@ -21,10 +21,10 @@ AppliedGrads sgd_step(const LocalParams& params, double lr) {
   SPMD_TYPE(dp = R, tp = S(0)) const at::Tensor& w1 = params.w1;
   SPMD_TYPE(dp = R, tp = S(1)) const at::Tensor& w2 = params.w2;
 
-  SPMD_TYPE(dp = P, tp = I) at::Tensor g_ln_w = grad_of(ln_w);
-  SPMD_TYPE(dp = P, tp = I) at::Tensor g_ln_b = grad_of(ln_b);
-  SPMD_TYPE(dp = P, tp = S(0)) at::Tensor g_w1 = grad_of(w1);
-  SPMD_TYPE(dp = P, tp = S(1)) at::Tensor g_w2 = grad_of(w2);
+  at::Tensor g_ln_w = spmd::assert_type(grad_of(ln_w), {dp = P, tp = I});
+  at::Tensor g_ln_b = spmd::assert_type(grad_of(ln_b), {dp = P, tp = I});
+  at::Tensor g_w1 = spmd::assert_type(grad_of(w1), {dp = P, tp = S(0)});
+  at::Tensor g_w2 = spmd::assert_type(grad_of(w2), {dp = P, tp = S(1)});
 
   // No spmd::all_reduce(g, dp, P, R) before the update:
   ln_w.sub_(g_ln_w * lr);  // BUG: R parameter minus P gradient

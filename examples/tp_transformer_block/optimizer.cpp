@@ -16,14 +16,15 @@ AppliedGrads sgd_step(const LocalParams& params, double lr) {
   SPMD_TYPE(dp = R, tp = S(0)) const at::Tensor& w1 = params.w1;
   SPMD_TYPE(dp = R, tp = S(1)) const at::Tensor& w2 = params.w2;
 
-  // Autograd is invisible to the checker, so the gradients' types are
+  // Autograd is invisible to the static checker, so the gradients' types are
   // stated: the backward type of each parameter's type (spec §2.1), R -> P on
   // dp (each dp rank differentiated its share of the batch), I -> I and
-  // V -> V on tp.
-  SPMD_TYPE(dp = P, tp = I) at::Tensor g_ln_w = grad_of(ln_w);
-  SPMD_TYPE(dp = P, tp = I) at::Tensor g_ln_b = grad_of(ln_b);
-  SPMD_TYPE(dp = P, tp = S(0)) at::Tensor g_w1 = grad_of(w1);
-  SPMD_TYPE(dp = P, tp = S(1)) at::Tensor g_w2 = grad_of(w2);
+  // V -> V on tp. assert_type is a refinement point for the plugin and, under
+  // the runtime checker (--typecheck), sets the type of the untyped gradient.
+  at::Tensor g_ln_w = spmd::assert_type(grad_of(ln_w), {dp = P, tp = I});
+  at::Tensor g_ln_b = spmd::assert_type(grad_of(ln_b), {dp = P, tp = I});
+  at::Tensor g_w1 = spmd::assert_type(grad_of(w1), {dp = P, tp = S(0)});
+  at::Tensor g_w2 = spmd::assert_type(grad_of(w2), {dp = P, tp = S(1)});
 
   // Sum the partial gradients over dp. dst is R, like the parameters: every
   // replica must apply the same update.

@@ -46,10 +46,10 @@ AppliedGrads sgd_step_sp(const LocalParams& params, double lr) {
 
   // The gradient of a parameter has the backward type of the parameter
   // (spec §2.1): R -> P, V -> V. The loss is P on dp.
-  SPMD_TYPE(dp = P, tp = P) at::Tensor g_ln_w = grad_of(ln_w);
-  SPMD_TYPE(dp = P, tp = P) at::Tensor g_ln_b = grad_of(ln_b);
-  SPMD_TYPE(dp = P, tp = S(0)) at::Tensor g_w1 = grad_of(w1);
-  SPMD_TYPE(dp = P, tp = S(1)) at::Tensor g_w2 = grad_of(w2);
+  at::Tensor g_ln_w = spmd::assert_type(grad_of(ln_w), {dp = P, tp = P});
+  at::Tensor g_ln_b = spmd::assert_type(grad_of(ln_b), {dp = P, tp = P});
+  at::Tensor g_w1 = spmd::assert_type(grad_of(w1), {dp = P, tp = S(0)});
+  at::Tensor g_w2 = spmd::assert_type(grad_of(w2), {dp = P, tp = S(1)});
 
   // Sequence parallelism adds the tp reduction of the LayerNorm gradients
   // (Megatron: allreduce of "sequence_parallel" parameters).

@@ -13,6 +13,7 @@
 // the reference and the loss fell, 1 when it does not, 2 on a usage error.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <spmd/checker.h>
 #include <spmd/errors.h>
 #include <spmd/mesh.h>
 #include <spmd/process_groups.h>
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -73,6 +75,7 @@ at::Tensor loss_sp(SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& out,
 struct Options {
   Config config;
   bool quiet = false;
+  bool typecheck = false;  // run the training loop under the runtime checker
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -82,11 +85,12 @@ struct Options {
 const char* kUsage =
     "usage: tp_transformer_block [--steps N] [--sp] [--seq N] [--batch N]\n"
     "         [--hidden N] [--ffn N] [--tp N] [--lr X] [--seed N] [--tol X]\n"
-    "         [--quiet]\n"
+    "         [--quiet] [--typecheck]\n"
     "Run one process per rank, e.g. torchrun --no_python --nproc_per_node 4\n"
     "--master_addr 127.0.0.1 --master_port 29500 --redirects 1 --tee 1 "
     "<this>.\n"
-    "The mesh is dp x tp with tp from --tp (default 2) and dp = world / tp.\n";
+    "The mesh is dp x tp with tp from --tp (default 2) and dp = world / tp.\n"
+    "--typecheck also runs the training loop under the runtime type checker.\n";
 
 Options parse_args(int argc, char** argv) {
   Options o;
@@ -135,6 +139,8 @@ Options parse_args(int argc, char** argv) {
       c.tol = real(i);
     else if (a == "--quiet")
       o.quiet = true;
+    else if (a == "--typecheck")
+      o.typecheck = true;
     else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       std::exit(0);
@@ -235,6 +241,29 @@ at::Tensor max_over_mesh(const at::Tensor& v) {
   return spmd::all_gather(over_tp.contiguous(), dp, V, R).amax(0);
 }
 
+// The types of this rank's tensors for the runtime checker (--typecheck):
+// what the blocks' annotations state, set once before training. The weights
+// are V on tp whatever their shard dim (a bug variant may change it).
+void assert_types_tp(const LocalParams& p, const at::Tensor& x,
+                     const at::Tensor& target) {
+  spmd::assert_type(x, {dp = V, tp = I});
+  spmd::assert_type(target, {dp = V, tp = I});
+  spmd::assert_type(p.ln_w, {dp = R, tp = I});
+  spmd::assert_type(p.ln_b, {dp = R, tp = I});
+  spmd::assert_type(p.w1, {dp = R, tp = V});
+  spmd::assert_type(p.w2, {dp = R, tp = V});
+}
+
+void assert_types_sp(const LocalParams& p, const at::Tensor& x,
+                     const at::Tensor& target) {
+  spmd::assert_type(x, {dp = V, tp = S(0)});
+  spmd::assert_type(target, {dp = V, tp = S(0)});
+  spmd::assert_type(p.ln_w, {dp = R, tp = R});
+  spmd::assert_type(p.ln_b, {dp = R, tp = R});
+  spmd::assert_type(p.w1, {dp = R, tp = S(0)});
+  spmd::assert_type(p.w2, {dp = R, tp = S(1)});
+}
+
 std::string program_name(const char* argv0) {
   std::string s = argv0 ? argv0 : "tp_transformer_block";
   auto slash = s.find_last_of('/');
@@ -299,7 +328,8 @@ int run(int argc, char** argv) {
               << "  mesh dp=" << c.dp_size << " x tp=" << c.tp_size << " ("
               << world->size() << " ranks, "
               << spmd::to_string(world->backend()) << "), sequence parallel: "
-              << (c.sequence_parallel ? "on" : "off") << "\n"
+              << (c.sequence_parallel ? "on" : "off")
+              << (opt.typecheck ? ", runtime type checker: on" : "") << "\n"
               << "  seq=" << c.seq << " batch=" << c.batch
               << " hidden=" << c.hidden << " ffn=" << c.ffn
               << ", SGD lr=" << c.lr << ", " << c.steps << " steps, seed "
@@ -320,6 +350,18 @@ int run(int argc, char** argv) {
     return t.detach().abs().max().item<double>();
   };
 
+  // --typecheck: every ATen op and collective of the sharded training loop
+  // is typed at run time (strict mode, the mesh of the MeshGuard); the
+  // one-device reference and the comparisons run with checking paused.
+  std::optional<spmd::checker::TypecheckGuard> typecheck;
+  if (opt.typecheck) {
+    typecheck.emplace();
+    if (c.sequence_parallel)
+      assert_types_sp(p, x, target);
+    else
+      assert_types_tp(p, x, target);
+  }
+
   std::vector<double> losses, ref_losses;
   // Per quantity of `names` below: |difference| on this rank, and the size of
   // the one-device value (to read the differences against).
@@ -338,6 +380,8 @@ int run(int argc, char** argv) {
         spmd::all_reduce(loss.detach(), dp, P, I).item<double>();
     AppliedGrads g =
         c.sequence_parallel ? sgd_step_sp(p, c.lr) : sgd_step(p, c.lr);
+    std::optional<spmd::checker::NoTypecheckGuard> untyped;
+    if (opt.typecheck) untyped.emplace();
     ref.step(data, c.lr);
     losses.push_back(loss_value);
     ref_losses.push_back(ref.loss);
@@ -354,6 +398,7 @@ int run(int argc, char** argv) {
                 magnitude(ref.grads.w2)};
     }
   }
+  typecheck.reset();
   // The loss curve, and the parameters after the last step.
   double curve = 0;
   for (size_t i = 0; i < losses.size(); ++i)
