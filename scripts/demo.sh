@@ -76,7 +76,7 @@ section "4. The same bug compiled WITHOUT the plugin: what it would have cost"
 bug=$("$TOOLS/run_ranks.sh" --launcher direct --nproc 4 -- \
         "$BUILD/bin/tp_bug_$BUG" --steps 1 --quiet 2>&1)
 bug_rc=$?
-sed -n '/equivalence/,$p' <<<"$bug"
+sed -n '/equivalence/,$p' <<<"$bug" | sed 's/^verdict:/bug variant verdict:/'
 [ $bug_rc -eq 1 ] || fail "the bug variant was expected to give wrong gradients (exit $bug_rc)"
 
 # -- 5 ------------------------------------------------------------------
