@@ -250,9 +250,7 @@ TEST(CheckerThreads, EachThreadHasItsOwnChecker) {
 
 // ------------------------------------------------------------ collectives ----
 
-// Disabled until the collectives run their internal ATen ops untyped
-// (/work/notes/checker-to-runtime.md item 1).
-TEST(CheckerCollectives, DISABLED_TypedAllReduceAndAllGatherRoundTrip) {
+TEST(CheckerCollectives, TypedAllReduceAndAllGatherRoundTrip) {
   run_mesh({{tp, 2}}, [](const DeviceMesh& mesh) {
     checker::TypecheckGuard guard;  // the mesh comes from the MeshGuard
     EXPECT_EQ(checker::current_mesh_axes(),
@@ -311,6 +309,103 @@ TEST(CheckerCollectives, TrainingStepIsCheckedEndToEnd) {
     assert_type(g, {dp = P});
     EXPECT_EQ(type_str(all_reduce(g, dp, P, R)), "{dp: R}");
   });
+}
+
+// A Megatron-style tensor-parallel MLP block on a dp x tp = 2 x 2 mesh (4
+// ranks), trained for a step under the guard, and each classic mistake
+// raising its error at the op that is wrong.
+enum class Bug {
+  None,
+  MissingCopyToTp,       // no convert(I -> R) before the column-parallel matmul
+  GeluBeforeReduce,      // gelu on the partial sum
+  AllReduceToReplicate,  // all_reduce(P -> R) where the residual is I
+  ForgotDpGradReduce,    // SGD step with the dp-partial gradient
+};
+
+void tp_block_step(const DeviceMesh& mesh, Bug bug) {
+  const int64_t seq = 4, batch = 2, hidden = 8, ffn = 16;
+  at::Tensor x, ln_w, ln_b, w1, w2;
+  {
+    // Deterministic data (ranks are threads sharing one generator): x is the
+    // same on both tp ranks of a dp group, the weights are this rank's shards.
+    checker::NoTypecheckGuard paused;
+    const double dp_rank = mesh.rank() / 2, tp_rank = mesh.rank() % 2;
+    x = at::linspace(-1.0, 1.0, seq * batch * hidden)
+            .view({seq, batch, hidden}) +
+        dp_rank;
+    ln_w = at::ones({hidden}).requires_grad_();
+    ln_b = at::zeros({hidden}).requires_grad_();
+    w1 = (at::linspace(-0.1, 0.1, ffn / 2 * hidden).view({ffn / 2, hidden}) +
+          0.01 * tp_rank)
+             .requires_grad_();
+    w2 = (at::linspace(0.1, -0.1, hidden * ffn / 2).view({hidden, ffn / 2}) -
+          0.01 * tp_rank)
+             .requires_grad_();
+  }
+  checker::TypecheckGuard guard;  // mesh {dp, tp} from the MeshGuard
+  assert_type(x, {dp = V, tp = I});
+  for (const at::Tensor* p : {&ln_w, &ln_b}) assert_type(*p, {dp = R, tp = I});
+  assert_type(w1, {dp = R, tp = S(0)});  // column parallel
+  assert_type(w2, {dp = R, tp = S(1)});  // row parallel
+
+  at::Tensor h = at::layer_norm(x, {hidden}, ln_w, ln_b);
+  EXPECT_EQ(type_str(h), "{dp: V, tp: I}");
+  if (bug != Bug::MissingCopyToTp) h = convert(h, tp, I, R);
+  at::Tensor a = at::matmul(h, w1.t());  // R @ V: {tp: V}
+  at::Tensor o;
+  if (bug == Bug::GeluBeforeReduce) {
+    at::Tensor p = reinterpret(at::matmul(a, w2.t()), tp, V, P);
+    o = all_reduce(at::gelu(p), tp, P, I);
+  } else {
+    a = at::gelu(a);
+    at::Tensor p = reinterpret(at::matmul(a, w2.t()), tp, V, P);
+    o = all_reduce(p, tp, P, bug == Bug::AllReduceToReplicate ? R : I);
+  }
+  at::Tensor out = x + o;
+  EXPECT_EQ(type_str(out), "{dp: V, tp: I}");
+  // Each dp rank holds its batch's loss: a pending sum over dp.
+  at::Tensor loss = reinterpret(out.pow(2).mean(), dp, V, P);
+  loss.backward();
+  // Gradients are untyped (the backward pass is not typed); their types
+  // follow from the forward types (spec §2.1): R -> P on dp, I and V kept.
+  at::NoGradGuard no_grad;
+  const std::pair<at::Tensor*, PerAxisType> grads[] = {
+      {&ln_w, I}, {&ln_b, I}, {&w1, V}, {&w2, V}};
+  for (const auto& [p, tp_grad] : grads) {
+    at::Tensor g = p->grad();
+    assert_type(g, {dp = P, tp = tp_grad});
+    if (bug != Bug::ForgotDpGradReduce) g = all_reduce(g, dp, P, R);
+    p->sub_(g * 0.1);
+  }
+}
+
+TEST(CheckerCollectives, TensorParallelBlockTrainsWithoutTypeErrors) {
+  run_mesh({{dp, 2}, {tp, 2}},
+           [](const DeviceMesh& mesh) { tp_block_step(mesh, Bug::None); });
+}
+
+TEST(CheckerCollectives, EachBugRaisesAtTheWrongOp) {
+  const std::pair<Bug, std::vector<std::string>> bugs[] = {
+      {Bug::MissingCopyToTp, {"In aten::matmul(", "cannot mix"}},
+      {Bug::GeluBeforeReduce, {"In aten::gelu(", "non-linear"}},
+      {Bug::AllReduceToReplicate, {"In aten::add.Tensor(", "cannot mix"}},
+      {Bug::ForgotDpGradReduce, {"In aten::sub_.Tensor(", "dp"}},
+  };
+  for (const auto& [which, phrases] : bugs) {
+    const Bug bug = which;
+    std::mutex mu;
+    std::vector<std::string> messages;
+    run_mesh({{dp, 2}, {tp, 2}}, [&](const DeviceMesh& mesh) {
+      std::string msg = spmd_error([&] { tp_block_step(mesh, bug); });
+      std::lock_guard<std::mutex> lock(mu);
+      messages.push_back(msg);
+    });
+    ASSERT_EQ(messages.size(), 4u);
+    for (const std::string& msg : messages)
+      for (const std::string& phrase : phrases)
+        EXPECT_NE(msg.find(phrase), std::string::npos)
+            << "bug " << int(bug) << ": " << msg;
+  }
 }
 
 }  // namespace
