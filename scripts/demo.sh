@@ -8,7 +8,8 @@
 #      with the plugin: the compiler rejects it, as a user would see it;
 #   3. train the example on 4 ranks (dp=2 x tp=2) over real Gloo process
 #      groups, launched with torchrun: loss curve and the equivalence table
-#      against the unsharded one-device program;
+#      against the unsharded one-device program; then the verdict of the
+#      same run with sequence parallelism;
 #   4. run the same bug compiled WITHOUT the plugin: the wrong gradients the
 #      plugin prevented;
 #   5. a one-line verdict.
@@ -70,6 +71,12 @@ train=$("$TOOLS/run_ranks.sh" --launcher torchrun --nproc 4 -- "$EXAMPLE" --step
 train_rc=$?
 echo "$train"
 [ $train_rc -eq 0 ] || fail "the 4-rank training did not match the one-device program (exit $train_rc)"
+echo
+echo "\$ torchrun ... ${EXAMPLE#"$ROOT"/} --steps $STEPS --sp --quiet    # with sequence parallelism"
+sp=$("$TOOLS/run_ranks.sh" --launcher torchrun --nproc 4 -- "$EXAMPLE" --steps "$STEPS" --sp --quiet 2>&1)
+sp_rc=$?
+grep -E '^  (mesh|verdict)|^verdict' <<<"$sp" || echo "$sp"
+[ $sp_rc -eq 0 ] || fail "the sequence-parallel training did not match the one-device program (exit $sp_rc)"
 
 # -- 4 ------------------------------------------------------------------
 section "4. The same bug compiled WITHOUT the plugin: what it would have cost"
@@ -84,4 +91,4 @@ elapsed=$(( $(date +%s) - start ))
 maxdiff=$(sed -n 's/.*(max abs diff \([^ ]*\) <=.*/\1/p' <<<"$train")
 losses=$(sed -n 's/.*loss fell \(.*\)$/\1/p' <<<"$train")
 echo
-echo "${bold}demo verdict: PASS - 0 SPMD diagnostics on the example, the missing copy-to-TP bug rejected at compile time, 4-rank training equals one device (max abs diff $maxdiff), loss $losses (${elapsed}s)${off}"
+echo "${bold}demo verdict: PASS - 0 SPMD diagnostics on the example, the missing copy-to-TP bug rejected at compile time, 4-rank training equals one device with and without sequence parallelism (max abs diff $maxdiff), loss $losses (${elapsed}s)${off}"
