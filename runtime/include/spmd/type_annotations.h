@@ -5,19 +5,25 @@
 //                                 std::initializer_list<spmd::AxisType> type);
 // Spec §8. A runtime check only while a spmd::checker::TypecheckGuard is
 // alive; otherwise it returns x and does nothing else (one thread-local read).
+// Queries (spmd::get_type, spmd::has_type), the guards and the other
+// annotation functions are in <spmd/checker.h>; docs/runtime-checker.md.
 #ifndef SPMD_TYPE_ANNOTATIONS_H
 #define SPMD_TYPE_ANNOTATIONS_H
 
-#include <spmd/annotations.h>
-
 #include <ATen/core/Tensor.h>
+#include <spmd/annotations.h>
 
 #include <initializer_list>
 
 namespace spmd {
 
 /// Sets the type of an untyped tensor, or checks and refines a typed one
-/// (spec §8.1). Returns x. Throws spmd::SpmdTypeError on a mismatch.
+/// (spec §8.1): partial annotations are allowed (mesh completeness is checked
+/// when x is used), S(i) is checked against x.dim() and recorded as V, V
+/// asserted P becomes P, singleton mesh axes are dropped. Returns x.
+/// Throws spmd::SpmdTypeError on a mismatch, an out-of-bounds shard, two
+/// axes sharding one dim, or an axis not in the current mesh;
+/// spmd::UsageError for an axis given twice.
 const at::Tensor& assert_type(const at::Tensor& x,
                               std::initializer_list<AxisType> type);
 

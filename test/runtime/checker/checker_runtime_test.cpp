@@ -4,6 +4,7 @@
 // on Gloo ranks that are threads of this process.
 #include <spmd/collectives.h>
 #include <spmd/mesh.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
@@ -123,6 +124,26 @@ TEST(CheckerViews, NoGradAndDetachKeepTypes) {
     EXPECT_TYPE_ERROR(at::relu(typed({tp = P}, {3})), "non-linear");
   }
   EXPECT_EQ(type_str(w.detach()), "{tp: R}");
+}
+
+TEST(CheckerViews, BackwardThroughAutogradApiIsUntyped) {
+  checker::TypecheckGuard guard(mesh_of({{"tp", 2}}));
+  at::Tensor w = typed({tp = R}, {3});
+  w.requires_grad_(true);
+  at::Tensor loss = (at::relu(w) * typed({tp = V}, {3})).sum();
+  EXPECT_EQ(type_str(loss), "{tp: V}");
+  // torch::autograd::backward does not pass the loss check (use
+  // checker::check_loss), but the backward ops it runs are not typed: the
+  // untyped seed would otherwise be a missing axis under the mesh.
+  EXPECT_TYPE_ERROR(checker::check_loss(loss), "reinterpret");
+  at::Tensor seed;
+  {
+    checker::NoTypecheckGuard paused;
+    seed = at::ones({});
+  }
+  torch::autograd::backward({loss}, {seed});
+  EXPECT_TRUE(w.grad().defined());
+  EXPECT_FALSE(has_type(w.grad()));
 }
 
 // ----------------------------------------------------------- side table ----
