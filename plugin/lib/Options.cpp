@@ -54,6 +54,10 @@ bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
       AnalyzeSystemHeaders = true;
       continue;
     }
+    if (Arg == "stats") {
+      Stats = true;
+      continue;
+    }
     auto [Name, Value] = Arg.split('=');
     std::optional<Severity> Sev;
     if (Name == "warn")
@@ -64,7 +68,7 @@ bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
       Sev = Severity::Ignored;
     if (!Sev || Value.empty()) {
       Err = "unknown spmd-check argument '" + Arg.str() +
-            "'; expected 'strict', 'system-headers', 'warn=<kind>', "
+            "'; expected 'strict', 'system-headers', 'stats', 'warn=<kind>', "
             "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
             Kinds() + ")";
       return false;

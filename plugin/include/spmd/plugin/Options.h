@@ -54,6 +54,8 @@ struct Options {
   /// Analyse functions declared in system headers too (off: they are skipped,
   /// which keeps the cost on libtorch-including files near zero).
   bool AnalyzeSystemHeaders = false;
+  /// Print one line of statistics (functions analysed, time) to stderr.
+  bool Stats = false;
   /// Severity per DiagKind; unknown-type defaults to a warning, everything
   /// else to an error.
   std::array<Severity, NumDiagKinds> Severities;
@@ -66,6 +68,7 @@ struct Options {
   /// Applies plugin arguments, in order:
   ///   strict                  enable strict mode
   ///   system-headers          analyse functions in system headers
+  ///   stats                   print analysis statistics to stderr
   ///   warn=<kind>|all         report <kind> as a warning
   ///   error=<kind>|all        report <kind> as an error
   ///   ignore=<kind>|all       do not report <kind>

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Plugin on vs off, frontend time (clang -fsyntax-only), one run of tables.
+
+(a) a realistic libtorch-including translation unit (libtorch_tu.cpp);
+(b) generated translation units of N annotated statements (100 .. 100000),
+    against the test suite's declarations-only mini libtorch so that the
+    plugin's own cost is what grows.
+
+Each configuration is compiled REPEAT times and the minimum wall time is
+kept (the least disturbed by other load). Ratios are computed within one run
+of this script; no absolute time is asserted anywhere.
+
+Usage: plugin_bench.py [--build build] [--repeat 3] [--sizes 100,1000,...]
+                       [--skip-libtorch] [--out results.md]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+STATS = "-fplugin-arg-spmd-check-stats"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def clang():
+    for c in ("clang++-19", "clang++"):
+        if subprocess.call(["which", c], stdout=subprocess.DEVNULL) == 0:
+            return c
+    sys.exit("clang++-19 not found")
+
+
+def timed(cmd, repeat):
+    """Minimum wall time over `repeat` runs, and the plugin's own time (ms,
+    from -fplugin-arg-spmd-check-stats) of that run, or None."""
+    best, self_ms = None, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        dt = time.perf_counter() - t0
+        err = [l for l in r.stderr.decode().splitlines()
+               if not l.startswith("spmd-check: ")]
+        if r.returncode != 0 or err:
+            sys.exit("compile failed or produced diagnostics:\n" + " ".join(cmd) +
+                     "\n" + "\n".join(err)[:4000])
+        ms = None
+        for l in r.stderr.decode().splitlines():
+            if l.startswith("spmd-check: "):
+                ms = float(l.rsplit(",", 1)[1].split()[0])
+        if best is None or dt < best:
+            best, self_ms = dt, ms
+    return best, self_ms
+
+
+FUNC = """
+SPMD_TYPE(dp = V, tp = I)
+Tensor block{k}(SPMD_TYPE(dp = V, tp = I) const Tensor& x,
+              SPMD_TYPE(dp = R, tp = V) const Tensor& w1,
+              SPMD_TYPE(dp = R, tp = V) const Tensor& w2, int n) {{
+  Tensor acc = x;
+  for (int i = 0; i < n; ++i) {{
+{body}
+    acc = spmd::all_reduce(spmd::reinterpret(v{last}, tp, V, P), tp, P, I);
+  }}
+  return acc;
+}}
+"""
+
+
+def generate(n_statements, per_function=50):
+    """N statements in functions of `per_function` statements each."""
+    out = ['#include "Inputs/prelude.h"', ""]
+    k = 0
+    remaining = n_statements
+    while remaining > 0:
+        m = min(per_function, remaining)
+        lines = ["    auto v0 = spmd::convert(acc, tp, I, R);"]
+        for i in range(1, m - 1):
+            op = i % 4
+            if op == 0:
+                lines.append(f"    auto v{i} = torch::matmul(v{i-1}, w1);")
+            elif op == 1:
+                lines.append(f"    auto v{i} = torch::relu(v{i-1});")
+            elif op == 2:
+                lines.append(f"    auto v{i} = v{i-1} * 0.5 + v{i-1};")
+            else:
+                lines.append(f"    auto v{i} = torch::matmul(v{i-1}, w2.t());")
+        last = max(0, m - 2)
+        out.append(FUNC.format(k=k, body="\n".join(lines), last=last))
+        remaining -= m
+        k += 1
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sizes", default="100,1000,10000,100000")
+    ap.add_argument("--skip-libtorch", action="store_true")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    plugin = os.path.join(a.build, "lib", "spmd-check.so")
+    if not os.path.exists(plugin):
+        sys.exit(f"{plugin} not built")
+    cxx = clang()
+    inc = ["-I" + os.path.join(ROOT, p) for p in
+           ("annotations/include", "runtime/include", "core/include")]
+    base = [cxx, "-std=c++17", "-fsyntax-only"]
+    lines = []
+
+    if not a.skip_libtorch:
+        src = os.path.join(ROOT, "bench/plugin/libtorch_tu.cpp")
+        tinc = ["-isystem", "/usr/include/torch/csrc/api/include"]
+        off, _ = timed(base + inc + tinc + [src], a.repeat)
+        on, ms = timed(base + inc + tinc + [f"-fplugin={plugin}", STATS, src], a.repeat)
+        lines += ["(a) libtorch translation unit (bench/plugin/libtorch_tu.cpp)", "",
+                  "| plugin off (s) | plugin on (s) | added (wall) | checker's own time (ms) | own / off |",
+                  "|---|---|---|---|---|",
+                  f"| {off:.2f} | {on:.2f} | {100 * (on - off) / off:+.1f}% | {ms:.1f} | {100 * ms / 1000 / off:.2f}% |", ""]
+        print("\n".join(lines), flush=True)
+
+    lines += ["(b) generated translation units (mini libtorch)", "",
+              "| statements | plugin off (s) | plugin on (s) | checker's own time (ms) | own time per 1000 statements (ms) |",
+              "|---|---|---|---|---|"]
+    test_dir = os.path.join(ROOT, "test/plugin")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in [int(s) for s in a.sizes.split(",")]:
+            path = os.path.join(tmp, f"gen_{n}.cpp")
+            with open(path, "w") as f:
+                f.write(generate(n))
+            minc = inc + ["-I" + test_dir, "-I" + os.path.join(test_dir, "Inputs/mini-torch")]
+            off, _ = timed(base + minc + [path], a.repeat)
+            on, ms = timed(base + minc + [f"-fplugin={plugin}", STATS, path], a.repeat)
+            lines.append(f"| {n} | {off:.3f} | {on:.3f} | {ms:.1f} | {1000 * ms / n:.2f} |")
+            print(lines[-1], flush=True)
+    text = "\n".join(lines)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
