@@ -463,7 +463,8 @@ std::string_view rename(std::string_view base) {
       {"rsub", "__rsub__"},         // 2.0 - x
       {"scalar_tensor", "tensor"},  // torch::tensor(0.5)
       {"index", "__getitem__"},     // x.index({idx})
-      {"split_with_sizes", "split"}, {"unsafe_split", "split"},
+      {"split_with_sizes", "split"},
+      {"unsafe_split", "split"},
       {"unsafe_chunk", "chunk"},
       // The transposing / complex-part properties are LINEAR (spec §5.2).
       {"T", "prop T"},
@@ -550,6 +551,11 @@ struct OperandRec {
   core::Operand::Kind kind;
   int position;
   TypeRef type;
+  // Tensors only: for the identity rule of spec §6.11 (an op that returns
+  // one of its inputs mutates it).
+  const c10::TensorImpl* impl = nullptr;
+  bool requires_grad = false;
+  bool written = false;  // already handled as an in-place target
 };
 
 struct MutatedRec {
@@ -581,7 +587,9 @@ void collect_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
   const ArgRole role = e.roles[i];
   if (role != ArgRole::Input) out.mutated.push_back({t, ty, t.requires_grad()});
   if (role != ArgRole::Out)
-    out.tensors.push_back({core::Operand::Kind::Tensor, int(i), ty});
+    out.tensors.push_back({core::Operand::Kind::Tensor, int(i), ty,
+                           t.unsafeGetTensorImpl(), t.requires_grad(),
+                           role == ArgRole::InputWrite});
 }
 
 void collect(const OpEntry& e, const c10::IValue* args, Collected& out) {
@@ -718,7 +726,24 @@ void typecheck_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   const std::size_t n = std::min(e.num_returns, stack->size());
   for (auto it = stack->end() - n; it != stack->end(); ++it) {
     if (it->isTensor()) {
-      stamp(it->toTensor(), out);
+      const at::Tensor& t = it->toTensor();
+      // Identity (e.g. type_as, contiguous, to returning self): the input is
+      // mutated, so the in-place rule applies (spec §6.11).
+      for (const OperandRec& o : c.tensors) {
+        if (o.impl != t.unsafeGetTensorImpl() || o.written || o.type == out)
+          continue;
+        const ThreadState::Memo& m =
+            inplace_cached(*st, e, o.type, out, o.requires_grad);
+        if (m.error)
+          throw_with_context(*m.error, "  In " + e.qualified + "(\n    " +
+                                           describe_tensor(t) +
+                                           ", returned as the result,\n  )" +
+                                           mesh_suffix(ctx));
+        out = m.type;
+        break;
+      }
+      stamp(t, out);
+      out = inferred.type;
     } else if (it->isTensorList()) {
       for (const at::Tensor& t : it->toTensorList().vec()) stamp(t, out);
     }

@@ -417,6 +417,17 @@ TEST_F(CheckerCase, U006_U007_U016_OutArguments) {
   EXPECT_EQ(type_str(e), "{tp: V}");
 }
 
+TEST_F(CheckerCase, U_AnOpReturningItsInputMutatesIt) {
+  // type_as returns self when the dtype already matches: identity (§6.11).
+  at::Tensor x = typed({tp = R});
+  at::Tensor y = x.type_as(typed({tp = V}));
+  EXPECT_TRUE(y.is_same(x));
+  EXPECT_EQ(type_str(x), "{tp: V}");  // widening R -> V, no grad
+  at::Tensor w = typed({tp = R});
+  w.requires_grad_(true);
+  EXPECT_TYPE_ERROR(w.type_as(typed({tp = V})), "in-place/out");
+}
+
 TEST_F(CheckerCase, U009_UntypedInputWithOut) {
   at::Tensor c = untyped();
   EXPECT_TYPE_ERROR(at::add_out(c, untyped(), typed({tp = R})), "tp");
