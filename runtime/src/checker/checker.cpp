@@ -274,15 +274,26 @@ ThreadState* active_state() {
 
 // The current context: the guard's explicit mesh wins, else the runtime's
 // current spmd::MeshGuard, else no mesh (spec §4).
+// Whether `c` was made for this strictness and mesh. A runtime mesh is
+// compared by address and by its axes, since a destroyed mesh's address may
+// be reused by another.
+bool ctx_matches(const Ctx& c, const ThreadState& st, const DeviceMesh* dm) {
+  if (c.strict != st.strict || c.device_mesh != dm) return false;
+  if (dm == nullptr) return c.mesh == st.explicit_mesh;
+  const auto& axes = dm->axes();
+  if (!c.mesh || c.mesh->all.size() != axes.size()) return false;
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    if (c.mesh->all[i].size != axes[i].size ||
+        c.mesh->all[i].name != axes[i].name)
+      return false;
+  return true;
+}
+
 const Ctx& current_ctx(ThreadState& st) {
   const DeviceMesh* dm = st.explicit_mesh ? nullptr : spmd::current_mesh();
-  if (st.ctx != nullptr && st.ctx->strict == st.strict &&
-      st.ctx->device_mesh == dm &&
-      (dm != nullptr || st.ctx->mesh == st.explicit_mesh))
-    return *st.ctx;
+  if (st.ctx != nullptr && ctx_matches(*st.ctx, st, dm)) return *st.ctx;
   for (const auto& c : st.contexts) {
-    if (c->strict == st.strict && c->device_mesh == dm &&
-        (dm != nullptr || c->mesh == st.explicit_mesh)) {
+    if (ctx_matches(*c, st, dm)) {
       st.ctx = c.get();
       return *c;
     }
