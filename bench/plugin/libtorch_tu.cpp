@@ -51,7 +51,7 @@ torch::Tensor loss(SPMD_TYPE(dp = V, tp = I) const torch::Tensor& y,
                    SPMD_TYPE(dp = V, tp = I) const torch::Tensor& target) {
   auto l = torch::mse_loss(y, target);
   auto li = spmd::assert_type(l, {dp = V, tp = I});
-  return spmd::reinterpret(spmd::all_reduce(li, tp, P, I), dp, V, P);
+  return spmd::reinterpret(li, dp, V, P);
 }
 
 int main() {

@@ -1144,8 +1144,8 @@ Value FunctionChecker::evalUserCall(const CallExpr *CE,
     if (isa<CXXDefaultArgExpr>(Arg))
       continue;
     const TypeAnnotation *A = TU.Table.paramOf(Callee, PI);
-    if (!A)
-      continue;
+    if (!A || !Types.isTensor(Arg->getType()))
+      continue; // only tensors are tracked
     const ParmVarDecl *P = Callee->getParamDecl(PI);
     std::string PName = P->getIdentifier() ? "'" + P->getNameAsString() + "'"
                                            : "#" + std::to_string(PI + 1);
