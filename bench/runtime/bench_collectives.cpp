@@ -47,11 +47,11 @@ struct Pair {
   std::function<void()> raw_call;
 };
 
-int iterations_for(int64_t bytes) {
-  if (bytes <= (64 << 10)) return 50;
-  if (bytes <= (1 << 20)) return 10;
-  if (bytes <= (16 << 20)) return 3;
-  return 1;
+int samples_for(int64_t bytes) {
+  if (bytes <= (64 << 10)) return 40;
+  if (bytes <= (1 << 20)) return 15;
+  if (bytes <= (16 << 20)) return 5;
+  return 3;
 }
 
 void wait(const c10::intrusive_ptr<c10d::Work>& w) { w->wait(); }
@@ -73,7 +73,6 @@ int main(int argc, char** argv) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<Row> rows;
   std::mutex mu;
-  constexpr int kRounds = 3;
 
   auto rank_main = [&](int r) {
     spmd::WorldOptions options;
@@ -139,23 +138,24 @@ int main(int argc, char** argv) {
            }},
       };
       for (Pair& p : pairs) {
-        const int iters = iterations_for(bytes);
+        // Samples alternate wrapper and raw call, each between barriers, so
+        // both see the same machine load; the fastest sample of each counts
+        // (interference only ever adds time).
+        const int samples = samples_for(bytes);
         double best_ours = 1e300, best_raw = 1e300;
         p.ours();  // warm up both paths (algorithm caches, allocator)
         p.raw_call();
-        for (int round = 0; round < kRounds; ++round) {
-          for (int which = 0; which < 2; ++which) {
-            barrier();
-            auto t0 = Clock::now();
-            for (int i = 0; i < iters; ++i) (which ? p.raw_call : p.ours)();
-            barrier();
-            double ms =
-                std::chrono::duration<double, std::milli>(Clock::now() - t0)
-                    .count() /
-                iters;
-            (which ? best_raw : best_ours) =
-                std::min(which ? best_raw : best_ours, ms);
-          }
+        for (int i = 0; i < 2 * samples; ++i) {
+          const bool raw = i % 2 == 1;
+          barrier();
+          auto t0 = Clock::now();
+          (raw ? p.raw_call : p.ours)();
+          barrier();
+          double ms =
+              std::chrono::duration<double, std::milli>(Clock::now() - t0)
+                  .count();
+          double& best = raw ? best_raw : best_ours;
+          best = std::min(best, ms);
         }
         if (r == 0) {
           std::lock_guard<std::mutex> lock(mu);
@@ -183,8 +183,8 @@ int main(int argc, char** argv) {
   };
   std::printf(
       "spmd collectives vs raw c10d, %d Gloo ranks (threads), "
-      "float32, best of %d rounds\n\n",
-      ranks, kRounds);
+      "float32, fastest of alternating samples\n\n",
+      ranks);
   std::printf(
       "| collective | raw c10d baseline | size/rank | spmd ms | raw ms "
       "| ratio |\n|---|---|---|---|---|---|\n");

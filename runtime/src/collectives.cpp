@@ -110,7 +110,10 @@ Tensor gather_stacked(const Tensor& x, const Plan& p) {
 // Gloo (libtorch 1.13) has no reduce_scatter: there it is one all-to-all of
 // the pieces followed by a local sum, which moves the same bytes as a ring
 // reduce-scatter.
-Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p) {
+// `whole`, when defined, is a contiguous tensor whose flat storage holds the
+// pieces back to back (dim-0 splits): it is sent as is, without a copy.
+Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
+                             const Tensor& whole = Tensor()) {
   const Tensor& mine = pieces[p.r];
   if (p.n == 1) return mine.clone(at::MemoryFormat::Contiguous);
   bool even = true;
@@ -129,7 +132,7 @@ Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p) {
     in_splits.push_back(t.numel());
     flat.push_back(t.reshape({-1}));
   }
-  Tensor input = at::cat(flat, 0);
+  Tensor input = whole.defined() ? whole.view({-1}) : at::cat(flat, 0);
   Tensor output = at::empty({p.n * mine.numel()}, mine.options());
   std::vector<int64_t> out_splits(p.n, mine.numel());
   wait(p, "alltoall_base", [&] {
@@ -226,7 +229,8 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                          std::to_string(x.size(d)) +
                          " but must equal the group size " +
                          std::to_string(p.n) + " (V unbinds it)");
-    return reduce_scatter_pieces(x.unbind(d), p);
+    return reduce_scatter_pieces(x.unbind(d), p,
+                                 d == 0 && x.is_contiguous() ? x : Tensor());
   }
   const int64_t i = shard_dim(c.dst);
   if (c.split_sizes.empty()) {
@@ -236,7 +240,8 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                          " must be a multiple of group_size " +
                          std::to_string(p.n) +
                          "); pass split_sizes for uneven shards");
-    return reduce_scatter_pieces(x.chunk(p.n, i), p);
+    return reduce_scatter_pieces(x.chunk(p.n, i), p,
+                                 i == 0 && x.is_contiguous() ? x : Tensor());
   }
   auto sizes = to_i64(c.split_sizes);
   if (static_cast<int64_t>(sizes.size()) != p.n)
@@ -249,7 +254,8 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                            sizes.begin(), sizes.end(), int64_t{0})) +
                        " but input dimension " + std::to_string(i) + " is " +
                        std::to_string(x.size(i)));
-  return reduce_scatter_pieces(x.split_with_sizes(sizes, i), p);
+  return reduce_scatter_pieces(x.split_with_sizes(sizes, i), p,
+                               i == 0 && x.is_contiguous() ? x : Tensor());
 }
 
 Tensor all_to_all_kernel(const Tensor& x, const Plan& p) {
