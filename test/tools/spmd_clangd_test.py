@@ -3,8 +3,9 @@
 
 usage: spmd_clangd_test.py <case> <spmd-clangd> <clangd> <source-dir> <work-dir>
 Cases: diagnostics (merge, related information, quick fixes, edits, stale
-results, shutdown/exit), crash (a crashing analysis is contained), latency
-(re-check times, printed, never asserted).
+results, shutdown/exit), crash (a crashing analysis is contained),
+header_annotations (annotations in headers are never lost to the preamble),
+latency (re-checks reuse the preamble; times printed, never asserted).
 """
 import os
 import re
@@ -77,9 +78,9 @@ def wait_publish(client, predicate, what):
         m["params"]["diagnostics"]), TIMEOUT, what)["params"]["diagnostics"]
 
 
-def did_change(client, version, changes):
+def did_change(client, version, changes, uri=URI):
     client.notify("textDocument/didChange", {
-        "textDocument": {"uri": URI, "version": version},
+        "textDocument": {"uri": uri, "version": version},
         "contentChanges": changes})
 
 
@@ -201,6 +202,37 @@ def case_crash():
     shutdown(client)
 
 
+def case_header_annotations():
+    # The annotations of a header are parsed into the checker's own table,
+    # which a precompiled preamble cannot carry: the proxy must not use the
+    # preamble then, or the call-argument error below would be missed.
+    import shutil
+    for name in ("annotated.h", "header_user.cpp"):
+        shutil.copy(os.path.join(INPUTS, name), SRC)
+    path = os.path.join(SRC, "header_user.cpp")
+    uri = "file://" + path
+    text = open(path).read()
+    client = start()
+    client.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "cpp", "version": 1, "text": text}})
+    pub = client.wait_for(
+        lambda m: m.get("method") == "textDocument/publishDiagnostics" and
+        m["params"]["uri"] == uri and spmd(m["params"]["diagnostics"]),
+        TIMEOUT, "the call-argument error")
+    d = spmd(pub["params"]["diagnostics"])[0]
+    check(d["code"] == "call-argument" and
+          any(r["location"]["uri"].endswith("/annotated.h")
+              for r in d["relatedInformation"]),
+          "call-argument found, with a note in the header", client)
+    check("preamble unusable" in client.wait_stderr("(version 1)", TIMEOUT),
+          "the preamble holding annotations is not used", client)
+    # Edit the body (same preamble): still found.
+    did_change(client, 2, [{"text": text + "// edit\n"}], uri)
+    line = client.wait_stderr("(version 2)", TIMEOUT)
+    check("1 SPMD diagnostic" in line, "still found after an edit", client)
+    shutdown(client)
+
+
 def case_latency():
     client = start()
     text = BAD_TEXT
@@ -223,6 +255,8 @@ def case_latency():
         total.append(float(m.group(2)))
         cpu.append(float(m.group(3)))
     check(len(analysis) == runs, "one re-check per edit", client)
+    check(all("preamble reused" in l for l in checked_lines(client)[1:]),
+          "re-checks reuse the precompiled preamble", client)
     print("re-checks: %d; SPMD analysis median %.1f ms (max %.1f); whole "
           "frontend run (preprocess + parse + analysis) median %.1f ms wall "
           "(max %.1f), %.1f ms CPU" %

@@ -2,6 +2,7 @@
 
 #include "Analysis.h"
 
+#include "spmd/plugin/Annotations.h"
 #include "spmd/plugin/Checker.h"
 
 #include "clang/AST/ASTConsumer.h"
@@ -9,6 +10,9 @@
 #include "clang/Driver/Options.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/PrecompiledPreamble.h"
+#include "clang/Frontend/Utils.h"
+#include "clang/Serialization/PCHContainerOperations.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Option/ArgList.h"
 #include "llvm/Option/OptTable.h"
@@ -105,6 +109,20 @@ bool hasArgument(const CommandLineArguments &Args, llvm::StringRef Name) {
   return false;
 }
 
+/// Notes whether any SPMD annotation was parsed while building a preamble.
+class AnnotationProbe : public PreambleCallbacks {
+public:
+  void AfterExecute(CompilerInstance &CI) override {
+    if (!CI.hasASTContext())
+      return;
+    Annotated = !plugin::AnnotationTable::get(CI.getASTContext()).empty();
+    plugin::AnnotationTable::release(CI.getASTContext());
+  }
+  // Keep the bodies of functions in headers: the checker analyses them.
+  bool shouldSkipFunctionBody(Decl *) override { return false; }
+  bool Annotated = false;
+};
+
 double threadCpuMs() {
   timespec T;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T))
@@ -198,11 +216,88 @@ void initializeAnalysis() {
   (void)getAttributePluginInstances();
 }
 
+struct PreambleCache::State {
+  std::optional<PrecompiledPreamble> Preamble;
+  CommandLineArguments Args; ///< the command it was built for
+  bool Usable = false;       ///< no annotation was parsed in it
+};
+
+PreambleCache::PreambleCache() : S(std::make_unique<State>()) {}
+PreambleCache::~PreambleCache() = default;
+
+/// Parses with \p Cache's preamble, (re)building it when needed. Returns
+/// std::nullopt when the preamble cannot be used (the caller parses the
+/// whole file instead).
+static std::optional<bool>
+runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
+                llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
+                DiagnosticConsumer &Consumer, double *AnalysisMs,
+                PreambleCache::State &Cache, AnalysisTiming::PreambleUse &Use) {
+  std::vector<const char *> Argv;
+  for (const std::string &A : Args)
+    Argv.push_back(A.c_str());
+  IntrusiveRefCntPtr<DiagnosticsEngine> Diags =
+      CompilerInstance::createDiagnostics(new DiagnosticOptions, &Consumer,
+                                          /*ShouldOwnClient=*/false);
+  CreateInvocationOptions CIOpts;
+  CIOpts.Diags = Diags;
+  CIOpts.VFS = FS;
+  std::shared_ptr<CompilerInvocation> CI = createInvocation(Argv, CIOpts);
+  if (!CI || CI->getFrontendOpts().Inputs.size() != 1)
+    return std::nullopt;
+  llvm::StringRef MainPath = CI->getFrontendOpts().Inputs[0].getFile();
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Main =
+      FS->getBufferForFile(MainPath);
+  if (!Main)
+    return std::nullopt;
+  PreambleBounds Bounds = ComputePreambleBounds(
+      CI->getLangOpts(), (*Main)->getMemBufferRef(), /*MaxLines=*/0);
+  auto PCHOps = std::make_shared<PCHContainerOperations>();
+
+  if (Cache.Preamble && Cache.Args == Args &&
+      Cache.Preamble->CanReuse(*CI, (*Main)->getMemBufferRef(), Bounds, *FS)) {
+    Use = AnalysisTiming::PreambleUse::Reused;
+  } else {
+    // Problems inside the preamble are clangd's to show; the SPMD analysis
+    // runs on the main parse.
+    IgnoringDiagConsumer Ignore;
+    IntrusiveRefCntPtr<DiagnosticsEngine> PreambleDiags =
+        CompilerInstance::createDiagnostics(new DiagnosticOptions, &Ignore,
+                                            /*ShouldOwnClient=*/false);
+    AnnotationProbe Probe;
+    llvm::ErrorOr<PrecompiledPreamble> Built = PrecompiledPreamble::Build(
+        *CI, Main->get(), Bounds, *PreambleDiags, FS, PCHOps,
+        /*StoreInMemory=*/true, /*StoragePath=*/"", Probe);
+    Cache.Preamble.reset();
+    if (!Built)
+      return std::nullopt;
+    Cache.Preamble.emplace(std::move(*Built));
+    Cache.Args = Args;
+    Cache.Usable = !Probe.Annotated;
+    Use = AnalysisTiming::PreambleUse::Built;
+  }
+  if (!Cache.Usable) {
+    Use = AnalysisTiming::PreambleUse::Unusable;
+    return std::nullopt;
+  }
+
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> VFS = FS;
+  // The invocation's remapped-file list owns the buffer from here on.
+  Cache.Preamble->AddImplicitPreamble(*CI, VFS, Main->release());
+  CompilerInstance Clang(PCHOps);
+  Clang.setInvocation(CI);
+  Clang.createDiagnostics(&Consumer, /*ShouldOwnClient=*/false);
+  Clang.createFileManager(VFS);
+  Clang.createSourceManager(Clang.getFileManager());
+  SpmdAction Action(Opts, AnalysisMs);
+  return Clang.ExecuteAction(Action);
+}
+
 bool runAnalysis(const CompileCommand &Command,
                  llvm::ArrayRef<std::string> PluginArgs,
                  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
                  DiagnosticConsumer &Consumer, AnalysisTiming *Timing,
-                 std::vector<std::string> *FilesRead) {
+                 std::vector<std::string> *FilesRead, PreambleCache *Preamble) {
   plugin::Options Opts;
   std::string Err;
   for (const std::string &A : pluginArgumentsOf(Command.CommandLine))
@@ -220,30 +315,41 @@ bool runAnalysis(const CompileCommand &Command,
           Command.CommandLine, Command.Filename);
   if (!Command.Directory.empty())
     FS->setCurrentWorkingDirectory(Command.Directory);
-  llvm::IntrusiveRefCntPtr<FileManager> Files(
-      new FileManager(FileSystemOptions(), FS));
   double AnalysisMs = 0;
-  ToolInvocation Invocation(std::move(Args),
-                            std::make_unique<SpmdAction>(Opts, &AnalysisMs),
-                            Files.get());
-  Invocation.setDiagnosticConsumer(&Consumer);
-  bool Ok = Invocation.run();
-  if (FilesRead) {
-    llvm::SmallVector<OptionalFileEntryRef, 64> Read;
-    Files->GetUniqueIDMapping(Read);
-    for (OptionalFileEntryRef F : Read) {
-      if (!F)
-        continue;
-      llvm::SmallString<256> Path(F->getName());
-      Files->makeAbsolutePath(Path);
-      llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
-      FilesRead->push_back(std::string(Path));
+  AnalysisTiming::PreambleUse Use = AnalysisTiming::PreambleUse::None;
+  std::optional<bool> WithPreamble;
+  if (Preamble)
+    WithPreamble = runWithPreamble(Args, Opts, FS, Consumer, &AnalysisMs,
+                                   *Preamble->S, Use);
+  bool Ok;
+  if (WithPreamble) {
+    Ok = *WithPreamble;
+  } else {
+    llvm::IntrusiveRefCntPtr<FileManager> Files(
+        new FileManager(FileSystemOptions(), FS));
+    ToolInvocation Invocation(std::move(Args),
+                              std::make_unique<SpmdAction>(Opts, &AnalysisMs),
+                              Files.get());
+    Invocation.setDiagnosticConsumer(&Consumer);
+    Ok = Invocation.run();
+    if (FilesRead) {
+      llvm::SmallVector<OptionalFileEntryRef, 64> Read;
+      Files->GetUniqueIDMapping(Read);
+      for (OptionalFileEntryRef F : Read) {
+        if (!F)
+          continue;
+        llvm::SmallString<256> Path(F->getName());
+        Files->makeAbsolutePath(Path);
+        llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+        FilesRead->push_back(std::string(Path));
+      }
     }
   }
   if (Timing) {
     Timing->TotalMs = msSince(Start);
     Timing->TotalCpuMs = threadCpuMs() - StartCpu;
     Timing->AnalysisMs = AnalysisMs;
+    Timing->Preamble = Use;
   }
   return Ok;
 }

@@ -18,6 +18,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/VirtualFileSystem.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,36 @@ struct AnalysisTiming {
   /// Wall time inside the analysis library's ASTConsumer (the checker
   /// proper, after parsing).
   double AnalysisMs = 0;
+  /// With a PreambleCache: what happened to the preamble.
+  enum class PreambleUse {
+    None,
+    Built,
+    Reused,
+    Unusable
+  } Preamble = PreambleUse::None;
+};
+
+/// The parsed preamble of one document (the #include block at its top,
+/// precompiled in memory), reused across re-checks while it stays valid, as
+/// clangd does. Used only when sound: the annotations live outside the AST
+/// (spmd::plugin::AnnotationTable), so a precompiled preamble cannot carry
+/// them; a preamble in which any [[spmd::...]] attribute was parsed is not
+/// used and the document is parsed whole instead.
+///
+/// Not thread-safe: one cache per document, used by one thread at a time.
+class PreambleCache {
+public:
+  PreambleCache();
+  ~PreambleCache();
+  struct State;
+
+private:
+  friend bool runAnalysis(const clang::tooling::CompileCommand &,
+                          llvm::ArrayRef<std::string>,
+                          llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>,
+                          clang::DiagnosticConsumer &, AnalysisTiming *,
+                          std::vector<std::string> *, PreambleCache *);
+  std::unique_ptr<State> S;
 };
 
 /// The spmd-check plugin arguments in a compile command
@@ -63,6 +94,8 @@ pluginArgumentsOf(const clang::tooling::CommandLineArguments &Args);
 /// run or Clang reported errors. Invalid plugin arguments in the command are
 /// skipped (the build's compiler reports them); \p PluginArgs must be valid.
 ///
+/// With \p Preamble, the document's preamble is precompiled once and
+/// reused while its text, its headers and the command are unchanged.
 /// When \p FilesRead is given, the absolute paths of every file the frontend
 /// read (the source and its headers) are appended to it, for a depfile.
 ///
@@ -72,7 +105,8 @@ bool runAnalysis(const clang::tooling::CompileCommand &Command,
                  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
                  clang::DiagnosticConsumer &Consumer,
                  AnalysisTiming *Timing = nullptr,
-                 std::vector<std::string> *FilesRead = nullptr);
+                 std::vector<std::string> *FilesRead = nullptr,
+                 PreambleCache *Preamble = nullptr);
 
 /// Makes sure the analysis library's attribute handlers are instantiated;
 /// call once before running analyses on several threads.

@@ -86,6 +86,9 @@ Proxy options (everything else is passed to clangd unchanged):
   --spmd-warn=<kind|all>   Plugin argument 'warn=<kind>'.
   --spmd-error=<kind|all>  Plugin argument 'error=<kind>'.
   --spmd-ignore=<kind|all> Plugin argument 'ignore=<kind>'.
+  --spmd-no-preamble       Parse each document whole on every re-check
+                           (default: reuse its precompiled #include block
+                           when it holds no SPMD annotation).
   --spmd-help              This text.
 clangd's --compile-commands-dir=<dir> is honoured by the analysis too.
 )";
@@ -96,6 +99,8 @@ struct ProxyOptions {
   /// Plugin arguments for the analysis (validated).
   std::vector<std::string> PluginArgs;
   std::string CompileCommandsDir;
+  /// Reuse each document's precompiled preamble (--spmd-no-preamble: off).
+  bool UsePreamble = true;
   /// Testing only: a document containing this text crashes the analysis,
   /// to check that the crash is contained.
   std::string CrashMarker;
@@ -166,6 +171,7 @@ private:
 /// The SPMD part of a document's diagnostics.
 struct SpmdResult {
   int64_t Version = -1; ///< the document version analysed; -1: none yet
+  bool Crashed = false;
   json::Array Diagnostics;
   /// Quick fixes: CodeAction objects, each for one of Diagnostics.
   std::vector<json::Object> Actions;
@@ -232,6 +238,7 @@ private:
   json::Object publishMessage(llvm::StringRef Uri, const Document &D);
   SpmdResult
   analyse(llvm::StringRef Uri, const Document &Snapshot,
+          PreambleCache *Preamble,
           const std::vector<std::pair<std::string, std::string>> &Overlays);
   json::Value toLspRange(const Position &Begin, const Position &End,
                          llvm::StringRef Text) const;
@@ -488,7 +495,7 @@ json::Value Proxy::toLspRange(const Position &Begin, const Position &End,
 }
 
 SpmdResult Proxy::analyse(
-    llvm::StringRef Uri, const Document &Snapshot,
+    llvm::StringRef Uri, const Document &Snapshot, PreambleCache *Preamble,
     const std::vector<std::pair<std::string, std::string>> &Overlays) {
   SpmdResult R;
   R.Version = Snapshot.Version;
@@ -511,13 +518,15 @@ SpmdResult Proxy::analyse(
     if (!Opts.CrashMarker.empty() &&
         llvm::StringRef(Snapshot.Text).contains(Opts.CrashMarker))
       LLVM_BUILTIN_TRAP;
-    runAnalysis(Command, Opts.PluginArgs, FS, Collector, &Timing);
+    runAnalysis(Command, Opts.PluginArgs, FS, Collector, &Timing,
+                /*FilesRead=*/nullptr, Preamble);
   });
   if (!Finished) {
     logToClient(1, llvm::formatv("the SPMD analysis crashed on {0} (version "
                                  "{1}); clangd's diagnostics are unaffected",
                                  Snapshot.Path, Snapshot.Version)
                        .str());
+    R.Crashed = true;
     return R;
   }
 
@@ -609,16 +618,21 @@ SpmdResult Proxy::analyse(
       L["codeActions"] = std::move(Inline);
     R.Diagnostics.push_back(std::move(L));
   }
+  const char *PreambleUse[] = {"none", "built", "reused",
+                               "unusable: annotations in headers"};
   log(llvm::formatv("checked {0} (version {1}): {2} SPMD diagnostic(s); "
                     "analysis {3:f1} ms, frontend total {4:f1} ms "
-                    "(cpu {5:f1} ms)",
+                    "(cpu {5:f1} ms); preamble {6}",
                     Snapshot.Path, Snapshot.Version, R.Diagnostics.size(),
-                    Timing.AnalysisMs, Timing.TotalMs, Timing.TotalCpuMs)
+                    Timing.AnalysisMs, Timing.TotalMs, Timing.TotalCpuMs,
+                    PreambleUse[static_cast<int>(Timing.Preamble)])
           .str());
   return R;
 }
 
 void Proxy::workerLoop() {
+  // Only this thread touches the preambles, keyed by path.
+  std::map<std::string, std::unique_ptr<PreambleCache>> Preambles;
   while (true) {
     std::string Uri;
     Document Snapshot;
@@ -640,7 +654,22 @@ void Proxy::workerLoop() {
       for (const auto &E : Docs)
         Overlays.push_back({E.second.Path, E.second.Text});
     }
-    SpmdResult Result = analyse(Uri, Snapshot, Overlays);
+    // Forget the preambles of closed documents.
+    for (auto P = Preambles.begin(); P != Preambles.end();)
+      P = llvm::any_of(Overlays,
+                       [&](const auto &O) { return O.first == P->first; })
+              ? std::next(P)
+              : Preambles.erase(P);
+    PreambleCache *Preamble = nullptr;
+    if (Opts.UsePreamble) {
+      std::unique_ptr<PreambleCache> &C = Preambles[Snapshot.Path];
+      if (!C)
+        C = std::make_unique<PreambleCache>();
+      Preamble = C.get();
+    }
+    SpmdResult Result = analyse(Uri, Snapshot, Preamble, Overlays);
+    if (Result.Crashed)
+      Preambles.erase(Snapshot.Path); // its state is unknown after a crash
     std::lock_guard<std::mutex> Lock(Mutex);
     auto It = Docs.find(Uri);
     if (It == Docs.end() || It->second.Version != Result.Version)
@@ -723,6 +752,8 @@ int main(int argc, char **argv) {
     } else if (A == "--spmd-help") {
       llvm::outs() << Usage;
       return 0;
+    } else if (A == "--spmd-no-preamble") {
+      Opts.UsePreamble = false;
     } else if (A.consume_front("--spmd-test-crash-marker=")) {
       Opts.CrashMarker = A.str();
     } else if (A.consume_front("--spmd-")) {

@@ -1,0 +1,5 @@
+#include "annotated.h"
+
+Tensor caller(SPMD_TYPE(tp = R) const Tensor& x) {
+  return reduce_partial(x);
+}
