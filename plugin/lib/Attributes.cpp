@@ -242,14 +242,39 @@ std::optional<std::string> evaluateAxis(const Expr *E, const ASTContext &Ctx,
   if (!isAxisType(E->getType()))
     return std::nullopt;
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl())) {
       if (AxisDecl)
         *AxisDecl = VD;
+      // Fast path: a constexpr variable's value is evaluated (and cached)
+      // by Clang once.
+      if (VD->isConstexpr())
+        if (std::optional<std::string> A = axisOfVar(VD, Ctx))
+          return A;
+    }
   Expr::EvalResult R;
   if (E->EvaluateAsRValue(R, Ctx) && R.Val.isStruct() &&
       R.Val.getStructNumFields() >= 1)
     return stringOf(R.Val.getStructField(0));
   return std::nullopt;
+}
+
+/// R, I, V, P, S(k) from an evaluated spmd::PerAxisType.
+static std::optional<PerAxisType> perAxisTypeOf(const APValue &V) {
+  if (!V.isStruct() || V.getStructNumFields() < 2)
+    return std::nullopt;
+  const APValue &Kind = V.getStructField(0);
+  const APValue &Dim = V.getStructField(1);
+  if (!Kind.isInt() || !Dim.isInt())
+    return std::nullopt;
+  int64_t K = Kind.getInt().getExtValue();
+  if (K < 0 || K > static_cast<int64_t>(TypeKind::Shard))
+    return std::nullopt;
+  PerAxisType T;
+  T.kind = static_cast<TypeKind>(K);
+  T.dim = T.kind == TypeKind::Shard
+              ? static_cast<int>(Dim.getInt().getExtValue())
+              : 0;
+  return T;
 }
 
 std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
@@ -263,23 +288,17 @@ std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
       E = CE->getArg(0)->IgnoreParenImpCasts();
   if (!isSpmdRecord(E->getType(), "PerAxisType"))
     return std::nullopt;
+  // Fast path for R, I, V, P (constexpr variables, evaluated once by Clang).
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (VD->isConstexpr() && VD->getInit())
+        if (const APValue *V = VD->evaluateValue())
+          if (std::optional<PerAxisType> T = perAxisTypeOf(*V))
+            return T;
   Expr::EvalResult R;
-  if (!E->EvaluateAsRValue(R, Ctx) || !R.Val.isStruct() ||
-      R.Val.getStructNumFields() < 2)
+  if (!E->EvaluateAsRValue(R, Ctx))
     return std::nullopt;
-  const APValue &Kind = R.Val.getStructField(0);
-  const APValue &Dim = R.Val.getStructField(1);
-  if (!Kind.isInt() || !Dim.isInt())
-    return std::nullopt;
-  int64_t K = Kind.getInt().getExtValue();
-  if (K < 0 || K > static_cast<int64_t>(TypeKind::Shard))
-    return std::nullopt;
-  PerAxisType T;
-  T.kind = static_cast<TypeKind>(K);
-  T.dim = T.kind == TypeKind::Shard
-              ? static_cast<int>(Dim.getInt().getExtValue())
-              : 0;
-  return T;
+  return perAxisTypeOf(R.Val);
 }
 
 //===----------------------------------------------------------------------===//

@@ -824,7 +824,15 @@ Value FunctionChecker::evalCall(const CallExpr *CE) {
       return eval(CE->getArg(0)); // x = scalar fills in place
     Value V = eval(CE->getArg(1));
     assign(CE->getArg(0), V, CE->getArg(1), OpCall->getOperatorLoc(), false);
-    return eval(CE->getArg(0));
+    // The value of `x = e` is x after the assignment: its declared type, or
+    // e's (the LHS node itself may be memoized with the old value).
+    const VarDecl *VD = namedVar(CE->getArg(0), Types);
+    const FieldDecl *F = VD ? nullptr : namedField(CE->getArg(0), Types);
+    if (const TypeAnnotation *A = VD  ? TU.Table.typeOf(VD)
+                                  : F ? TU.Table.typeOf(F)
+                                      : nullptr)
+      return Value::declared(*A, {A->Loc, OriginKind::Declared});
+    return V;
   }
 
   if (TU.Table.isAnnotatedFunction(Callee))

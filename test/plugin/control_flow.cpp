@@ -108,3 +108,11 @@ Tensor conditional_operator(SPMD_TYPE(tp = P) const Tensor& p, // #p7
   // expected-note@#p7 {{declared here}}
   // expected-note@#r7 {{declared here}}
 }
+
+// The value of an assignment expression is the assigned value.
+void assignment_value(SPMD_TYPE(tp = P) const Tensor& p) {
+  Tensor y = p;
+  Tensor z = (y = spmd::all_reduce(p, tp, P, R)); // #z
+  spmd::all_reduce(z, tp, P, R); // expected-error {{expected input type P on axis tp, got R}}
+  // expected-note@#z {{type R on axis 'tp' set by this collective}}
+}
