@@ -4,6 +4,7 @@
 usage: spmd_clangd_test.py <case> <spmd-clangd> <clangd> <source-dir> <work-dir>
 Cases: diagnostics (merge, related information, quick fixes, edits, stale
 results, shutdown/exit), crash (a crashing analysis is contained),
+clangd_exit (the proxy follows clangd out),
 header_annotations (annotations in headers are never lost to the preamble),
 latency (re-checks reuse the preamble; times printed, never asserted).
 """
@@ -200,6 +201,26 @@ def case_crash():
                  "the proxy keeps working after the crash")
     check(True, "analysis crash contained; proxy and clangd alive")
     shutdown(client)
+
+
+def case_clangd_exit():
+    # clangd dying under the editor: the proxy exits too (the editor then
+    # restarts it) instead of swallowing the editor's messages.
+    import signal
+    import subprocess
+    client = start()
+    kids = subprocess.run(["pgrep", "-P", str(client.proc.pid)],
+                          capture_output=True, text=True).stdout.split()
+    check(len(kids) == 1, "the proxy runs one clangd", client)
+    os.kill(int(kids[0]), signal.SIGKILL)
+    try:
+        code = client.proc.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        client.proc.kill()
+        check(False, "proxy exits when clangd dies", client)
+    check(code != 0, "proxy exits with a failure status when clangd dies",
+          client)
+    client.wait_stderr("clangd exited unexpectedly", TIMEOUT)
 
 
 def case_header_annotations():

@@ -118,9 +118,21 @@ public:
     Annotated = !plugin::AnnotationTable::get(CI.getASTContext()).empty();
     plugin::AnnotationTable::release(CI.getASTContext());
   }
-  // Keep the bodies of functions in headers: the checker analyses them.
-  bool shouldSkipFunctionBody(Decl *) override { return false; }
+  explicit AnnotationProbe(bool SkipSystemBodies)
+      : SkipSystemBodies(SkipSystemBodies) {}
+  // Bodies in user headers are kept: the checker analyses them. Bodies in
+  // system headers (libtorch, the standard library) are skipped, as clangd
+  // does, when the checker skips those functions anyway: most of a
+  // re-check's time would otherwise go to instantiating templates they use.
+  bool shouldSkipFunctionBody(Decl *D) override {
+    return SkipSystemBodies &&
+           D->getASTContext().getSourceManager().isInSystemHeader(
+               D->getLocation());
+  }
   bool Annotated = false;
+
+private:
+  bool SkipSystemBodies;
 };
 
 double threadCpuMs() {
@@ -245,6 +257,9 @@ runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
   std::shared_ptr<CompilerInvocation> CI = createInvocation(Argv, CIOpts);
   if (!CI || CI->getFrontendOpts().Inputs.size() != 1)
     return std::nullopt;
+  // Instantiate the preamble's templates once, in the preamble, rather than
+  // at the end of every re-check (benign: the main parse ignores it).
+  CI->getLangOpts().PCHInstantiateTemplates = true;
   llvm::StringRef MainPath = CI->getFrontendOpts().Inputs[0].getFile();
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Main =
       FS->getBufferForFile(MainPath);
@@ -264,7 +279,7 @@ runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
     IntrusiveRefCntPtr<DiagnosticsEngine> PreambleDiags =
         CompilerInstance::createDiagnostics(new DiagnosticOptions, &Ignore,
                                             /*ShouldOwnClient=*/false);
-    AnnotationProbe Probe;
+    AnnotationProbe Probe(/*SkipSystemBodies=*/!Opts.AnalyzeSystemHeaders);
     llvm::ErrorOr<PrecompiledPreamble> Built = PrecompiledPreamble::Build(
         *CI, Main->get(), Bounds, *PreambleDiags, FS, PCHOps,
         /*StoreInMemory=*/true, /*StoragePath=*/"", Probe);

@@ -43,6 +43,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -228,6 +229,9 @@ public:
     Wake.notify_all();
   }
   void closeServerInput() { ToServer.close(); }
+  /// Whether the editor sent "exit" or closed its end (set before "exit" is
+  /// relayed, so clangd's exit that follows is never taken for a crash).
+  bool clientFinished() const { return ClientFinished; }
 
 private:
   void observeClientMessage(json::Object &Message);
@@ -245,6 +249,7 @@ private:
   void logToClient(int Type, const llvm::Twine &Message);
 
   ProxyOptions Opts;
+  std::atomic<bool> ClientFinished{false};
   MessageWriter ToClient, ToServer;
   MessageReader FromServer;
   CommandLookup Commands;
@@ -441,11 +446,14 @@ void Proxy::clientLoop() {
       observeClientMessage(*O);
       Exit = O->getString("method") == llvm::StringRef("exit");
     }
+    if (Exit)
+      ClientFinished = true;
     if (!ToServer.write(Body))
       log("cannot write to clangd (has it exited?)");
     if (Exit)
       return;
   }
+  ClientFinished = true;
   if (!Err.empty())
     log("reading from the editor: " + Err);
 }
@@ -798,7 +806,18 @@ int main(int argc, char **argv) {
   llvm::CrashRecoveryContext::Enable();
   initializeAnalysis();
   Proxy P(std::move(Opts), ToFD, FromFD);
-  std::thread ServerThread([&P] { P.serverLoop(); });
+  std::thread ServerThread([&P, Pid] {
+    P.serverLoop();
+    if (P.clientFinished())
+      return;
+    // clangd went away while the editor still talks to us: leave with its
+    // status, so that the editor notices and restarts the server.
+    int Status = 0;
+    while (waitpid(Pid, &Status, 0) < 0 && errno == EINTR)
+      ;
+    log("clangd exited unexpectedly; exiting");
+    std::_Exit(WIFEXITED(Status) ? WEXITSTATUS(Status) : 1);
+  });
   // Clang's parser recurses deeply: give the analysis clangd's stack size.
   llvm::thread Worker(std::optional<unsigned>(8u << 20),
                       [&P] { P.workerLoop(); });
