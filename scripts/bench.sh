@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# `make bench`: runs every benchmark under build/bin/bench_*.
+# `make bench`: every benchmark, each reporting ratios measured in one run:
+# collectives vs raw c10d (build/bin/bench_collectives), runtime checker on vs
+# off (build/bin/bench_checker), plugin on vs off (bench/plugin/plugin_bench.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BUILD=${SPMD_BUILD_DIR:-build}
 shopt -s nullglob
-benches=(build/bin/bench_*)
-if [ ${#benches[@]} -eq 0 ]; then echo "no benchmarks built yet"; exit 0; fi
-for b in "${benches[@]}"; do echo "== $b"; "$b"; done
+for b in "$BUILD"/bin/bench_*; do
+  echo "== $b"
+  "$b"
+done
+if [ -e "$BUILD/lib/spmd-check.so" ]; then
+  echo "== bench/plugin/plugin_bench.py"
+  python3 bench/plugin/plugin_bench.py --build "$BUILD"
+fi
