@@ -24,7 +24,8 @@ struct TPBlock : torch::nn::Module {
     auto q = parts[0];
     auto k = parts[1];
     auto v = parts[2];
-    auto scores = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / 8.0, -1);
+    auto scores =
+        torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / 8.0, -1);
     auto ctx = torch::matmul(scores, v);
     auto o = torch::matmul(ctx, w_out);
     auto p = spmd::reinterpret(o, tp, V, P);

@@ -66,8 +66,9 @@ Status check_loss(const std::optional<TensorType>& loss, bool strict) {
     e.actual = "untyped";
     e.message =
         "backward() on an untyped loss: its gradient contract is unknown";
-    e.fix = "Annotate the loss first, e.g. spmd::assert_type(loss, {dp = P, "
-            "tp = I})";
+    e.fix =
+        "Annotate the loss first, e.g. spmd::assert_type(loss, {dp = P, "
+        "tp = I})";
     return e;
   }
   for (const auto& [axis, t] : loss->map()) {
@@ -77,7 +78,8 @@ Status check_loss(const std::optional<TensorType>& loss, bool strict) {
     if (t.kind == TypeKind::Replicate) {
       e.message = "backward() on a Replicate loss on axis " + axis +
                   ": the implicit gradient 1.0 on every rank would over-count "
-                  "by the size of " + axis;
+                  "by the size of " +
+                  axis;
       e.fix = "Reduce with dst=I upstream (spmd::all_reduce(x, " + axis +
               ", P, I)), or call backward() on the local Partial loss";
       return e;

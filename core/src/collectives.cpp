@@ -15,17 +15,28 @@ using spmd::types::V;
 
 const char* to_string(Collective c) {
   switch (c) {
-    case Collective::AllReduce: return "all_reduce";
-    case Collective::AllGather: return "all_gather";
-    case Collective::ReduceScatter: return "reduce_scatter";
-    case Collective::AllToAll: return "all_to_all";
-    case Collective::Convert: return "convert";
-    case Collective::Reinterpret: return "reinterpret";
-    case Collective::Redistribute: return "redistribute";
-    case Collective::Shard: return "shard";
-    case Collective::Unshard: return "unshard";
-    case Collective::InvariantToReplicate: return "invariant_to_replicate";
-    case Collective::LocalSplit: return "local_split";
+    case Collective::AllReduce:
+      return "all_reduce";
+    case Collective::AllGather:
+      return "all_gather";
+    case Collective::ReduceScatter:
+      return "reduce_scatter";
+    case Collective::AllToAll:
+      return "all_to_all";
+    case Collective::Convert:
+      return "convert";
+    case Collective::Reinterpret:
+      return "reinterpret";
+    case Collective::Redistribute:
+      return "redistribute";
+    case Collective::Shard:
+      return "shard";
+    case Collective::Unshard:
+      return "unshard";
+    case Collective::InvariantToReplicate:
+      return "invariant_to_replicate";
+    case Collective::LocalSplit:
+      return "local_split";
   }
   return "?";
 }
@@ -34,11 +45,11 @@ std::optional<Collective> parse_collective(std::string_view name) {
   std::size_t last = name.rfind("::");
   if (last != std::string_view::npos) name = name.substr(last + 2);
   static constexpr Collective all[] = {
-      Collective::AllReduce,   Collective::AllGather,
+      Collective::AllReduce,     Collective::AllGather,
       Collective::ReduceScatter, Collective::AllToAll,
-      Collective::Convert,     Collective::Reinterpret,
-      Collective::Redistribute, Collective::Shard,
-      Collective::Unshard,     Collective::InvariantToReplicate};
+      Collective::Convert,       Collective::Reinterpret,
+      Collective::Redistribute,  Collective::Shard,
+      Collective::Unshard,       Collective::InvariantToReplicate};
   for (Collective c : all)
     if (name == to_string(c)) return c;
   return std::nullopt;
@@ -68,9 +79,9 @@ TypeError invalid(const CollectiveCall& call, std::string message,
                   std::string fix = {}) {
   TypeError e;
   e.kind = ErrorKind::InvalidArgument;
-  e.message = std::string(to_string(call.op)) + "(src=" +
-              core::to_string(call.src) + ", dst=" + core::to_string(call.dst) +
-              "): " + std::move(message);
+  e.message = std::string(to_string(call.op)) +
+              "(src=" + core::to_string(call.src) +
+              ", dst=" + core::to_string(call.dst) + "): " + std::move(message);
   e.fix = std::move(fix);
   e.actual = core::to_string(call.src) + " -> " + core::to_string(call.dst);
   return e;
@@ -83,16 +94,17 @@ constexpr const char* kReplicatedReductionHint =
 
 Status check_all_reduce(const CollectiveCall& c) {
   if (!(is(c.src, TypeKind::Partial) || is(c.src, TypeKind::Varying))) {
-    return invalid(c, "src must be P (or V, read as P), got " +
-                          core::to_string(c.src),
-                   is_r_or_i(c.src) ? kReplicatedReductionHint : "");
+    return invalid(
+        c, "src must be P (or V, read as P), got " + core::to_string(c.src),
+        is_r_or_i(c.src) ? kReplicatedReductionHint : "");
   }
   if (!is_r_or_i(c.dst))
     return invalid(c, "dst must be R or I, got " + core::to_string(c.dst),
                    "use reduce_scatter for a V or S(i) result");
   if (c.inplace && (c.has_op_dtype || c.has_out_dtype))
-    return invalid(c, "inplace=true cannot be combined with op_dtype or "
-                      "out_dtype");
+    return invalid(c,
+                   "inplace=true cannot be combined with op_dtype or "
+                   "out_dtype");
   return Ok{};
 }
 
@@ -103,8 +115,9 @@ Status check_all_gather(const CollectiveCall& c) {
     return invalid(c, "split_sizes is only supported with src=S(i)");
   if (c.src.is_shard() && c.gather_dim && c.src.dim >= 0 &&
       *c.gather_dim >= 0 && *c.gather_dim != c.src.dim)
-    return invalid(c, "gather_dim=" + std::to_string(*c.gather_dim) +
-                          " conflicts with src=" + core::to_string(c.src),
+    return invalid(c,
+                   "gather_dim=" + std::to_string(*c.gather_dim) +
+                       " conflicts with src=" + core::to_string(c.src),
                    "drop gather_dim: src=S(i) gathers along dim i");
   if (!is_r_or_i(c.dst))
     return invalid(c, "dst must be R or I, got " + core::to_string(c.dst));
@@ -113,9 +126,9 @@ Status check_all_gather(const CollectiveCall& c) {
 
 Status check_reduce_scatter(const CollectiveCall& c) {
   if (!(is(c.src, TypeKind::Partial) || is(c.src, TypeKind::Varying)))
-    return invalid(c, "src must be P (or V, read as P), got " +
-                          core::to_string(c.src),
-                   is_r_or_i(c.src) ? kReplicatedReductionHint : "");
+    return invalid(
+        c, "src must be P (or V, read as P), got " + core::to_string(c.src),
+        is_r_or_i(c.src) ? kReplicatedReductionHint : "");
   if (!is_v_or_s(c.dst))
     return invalid(c, "dst must be V or S(i), got " + core::to_string(c.dst),
                    "use all_reduce for an R or I result");
@@ -123,8 +136,9 @@ Status check_reduce_scatter(const CollectiveCall& c) {
     return invalid(c, "split_sizes is only supported with dst=S(i)");
   if (c.dst.is_shard() && c.scatter_dim && c.dst.dim >= 0 &&
       *c.scatter_dim >= 0 && *c.scatter_dim != c.dst.dim)
-    return invalid(c, "scatter_dim=" + std::to_string(*c.scatter_dim) +
-                          " conflicts with dst=" + core::to_string(c.dst),
+    return invalid(c,
+                   "scatter_dim=" + std::to_string(*c.scatter_dim) +
+                       " conflicts with dst=" + core::to_string(c.dst),
                    "drop scatter_dim: dst=S(i) scatters along dim i");
   return Ok{};
 }
@@ -159,14 +173,14 @@ Status check_all_to_all(const CollectiveCall& c) {
     if (conflicts(c.concat_dim, concat))
       return invalid(c, "concat_dim=" + std::to_string(*c.concat_dim) +
                             " conflicts with the concat dim " +
-                            std::to_string(concat) +
-                            " implied by the shards");
+                            std::to_string(concat) + " implied by the shards");
   }
   if (!c.input_split_sizes.empty() || !c.output_split_sizes.empty()) {
     auto [split, concat] = all_to_all_dims(c);
     if (split != 0 || concat != 0)
-      return invalid(c, "uneven split sizes are only supported with "
-                        "src=S(0), dst=S(0)");
+      return invalid(c,
+                     "uneven split sizes are only supported with "
+                     "src=S(0), dst=S(0)");
   }
   return Ok{};
 }
@@ -219,14 +233,16 @@ Status check_reinterpret(const CollectiveCall& c) {
   if (c.src == c.dst) return Ok{};
   if (auto s = check_expert(c); !s.ok()) return s;
   TypeKind s = c.src.kind, d = c.dst.kind;
-  if (s == TypeKind::Varying && (d == TypeKind::Replicate ||
-                                 d == TypeKind::Invariant))
-    return invalid(c, "not supported: reinterpret cannot assert that varying "
-                      "data is equal on every rank",
+  if (s == TypeKind::Varying &&
+      (d == TypeKind::Replicate || d == TypeKind::Invariant))
+    return invalid(c,
+                   "not supported: reinterpret cannot assert that varying "
+                   "data is equal on every rank",
                    "use all_gather to make it R or I");
   if (s == TypeKind::Partial)
-    return invalid(c, "not supported: reinterpreting a partial sum is "
-                      "ill-defined",
+    return invalid(c,
+                   "not supported: reinterpreting a partial sum is "
+                   "ill-defined",
                    "all_reduce (or reduce_scatter) it first");
   return Ok{};
 }
@@ -236,15 +252,17 @@ Status check_convert(const CollectiveCall& c) {
   TypeKind s = base(c.src), d = base(c.dst);
   if (s == d) {
     if (c.src.is_shard() && c.dst.is_shard() && c.src.dim != c.dst.dim)
-      return invalid(c, "convert cannot change the shard dimension without "
-                        "communication",
+      return invalid(c,
+                     "convert cannot change the shard dimension without "
+                     "communication",
                      "use all_to_all(x, axis, " + core::to_string(c.src) +
                          ", " + core::to_string(c.dst) + ")");
     return Ok{};
   }
   if (s == TypeKind::Varying && d != TypeKind::Partial)
-    return invalid(c, "not supported: convert cannot make varying data "
-                      "identical on every rank without communication",
+    return invalid(c,
+                   "not supported: convert cannot make varying data "
+                   "identical on every rank without communication",
                    "use all_gather");
   if (s == TypeKind::Partial) {
     if (d == TypeKind::Varying)
@@ -268,8 +286,8 @@ Status check_shard(const CollectiveCall& c) {
 
 Status check_unshard(const CollectiveCall& c) {
   if (!c.src.is_shard())
-    return invalid(c, "unshard: src must be S(i), got " +
-                          core::to_string(c.src),
+    return invalid(c,
+                   "unshard: src must be S(i), got " + core::to_string(c.src),
                    "use all_gather for src=V");
   CollectiveCall as_gather = c;
   as_gather.op = Collective::AllGather;
@@ -298,7 +316,8 @@ std::string CollectiveCall::to_string() const {
   if (scatter_dim) s += ", scatter_dim=" + std::to_string(*scatter_dim);
   if (split_dim) s += ", split_dim=" + std::to_string(*split_dim);
   if (concat_dim) s += ", concat_dim=" + std::to_string(*concat_dim);
-  if (!split_sizes.empty()) s += ", split_sizes=" + sizes_to_string(split_sizes);
+  if (!split_sizes.empty())
+    s += ", split_sizes=" + sizes_to_string(split_sizes);
   if (!input_split_sizes.empty())
     s += ", input_split_sizes=" + sizes_to_string(input_split_sizes);
   if (!output_split_sizes.empty())
@@ -320,20 +339,27 @@ bool operator==(const CollectiveCall& a, const CollectiveCall& b) {
 std::optional<PerAxisType> default_src(Collective c) {
   switch (c) {
     case Collective::AllReduce:
-    case Collective::ReduceScatter: return P;
+    case Collective::ReduceScatter:
+      return P;
     case Collective::AllGather:
-    case Collective::AllToAll: return V;
-    case Collective::InvariantToReplicate: return I;
-    default: return std::nullopt;
+    case Collective::AllToAll:
+      return V;
+    case Collective::InvariantToReplicate:
+      return I;
+    default:
+      return std::nullopt;
   }
 }
 
 std::optional<PerAxisType> default_dst(Collective c) {
   switch (c) {
     case Collective::ReduceScatter:
-    case Collective::AllToAll: return V;
-    case Collective::InvariantToReplicate: return R;
-    default: return std::nullopt;
+    case Collective::AllToAll:
+      return V;
+    case Collective::InvariantToReplicate:
+      return R;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -350,28 +376,39 @@ Result<CollectiveCall> resolve(const CollectiveCall& call, long ndim) {
 
 Status check_arguments(const CollectiveCall& call) {
   switch (call.op) {
-    case Collective::AllReduce: return check_all_reduce(call);
-    case Collective::AllGather: return check_all_gather(call);
-    case Collective::ReduceScatter: return check_reduce_scatter(call);
-    case Collective::AllToAll: return check_all_to_all(call);
-    case Collective::Convert: return check_convert(call);
-    case Collective::Reinterpret: return check_reinterpret(call);
-    case Collective::Redistribute: return Ok{};  // every cell is routed
-    case Collective::Shard: return check_shard(call);
-    case Collective::Unshard: return check_unshard(call);
+    case Collective::AllReduce:
+      return check_all_reduce(call);
+    case Collective::AllGather:
+      return check_all_gather(call);
+    case Collective::ReduceScatter:
+      return check_reduce_scatter(call);
+    case Collective::AllToAll:
+      return check_all_to_all(call);
+    case Collective::Convert:
+      return check_convert(call);
+    case Collective::Reinterpret:
+      return check_reinterpret(call);
+    case Collective::Redistribute:
+      return Ok{};  // every cell is routed
+    case Collective::Shard:
+      return check_shard(call);
+    case Collective::Unshard:
+      return check_unshard(call);
     case Collective::InvariantToReplicate:
       if (!(is(call.src, TypeKind::Invariant) &&
             is(call.dst, TypeKind::Replicate)))
         return invalid(call, "invariant_to_replicate is convert(I, R)");
       return Ok{};
-    case Collective::LocalSplit: return Ok{};
+    case Collective::LocalSplit:
+      return Ok{};
   }
   return Ok{};
 }
 
 bool is_noop(const CollectiveCall& call) {
   switch (call.op) {
-    case Collective::Reinterpret: return call.src == call.dst;
+    case Collective::Reinterpret:
+      return call.src == call.dst;
     case Collective::Convert:
     case Collective::Shard:
       return base(call.src) == base(call.dst) &&
@@ -379,7 +416,8 @@ bool is_noop(const CollectiveCall& call) {
                call.src.dim != call.dst.dim);
     case Collective::Redistribute:
       return !route_redistribute(call.src, call.dst).has_value();
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -405,8 +443,8 @@ Result<TensorType> transfer(const CollectiveCall& call,
             ")]] annotation to give it a type on " + std::string(axis);
     return e;
   }
-  const bool v_for_p = lsrc.kind == TypeKind::Partial &&
-                       actual->kind == TypeKind::Varying;
+  const bool v_for_p =
+      lsrc.kind == TypeKind::Partial && actual->kind == TypeKind::Varying;
   if (*actual != lsrc && !v_for_p) {
     TypeError e;
     e.kind = ErrorKind::SpmdTypeError;
@@ -579,7 +617,8 @@ std::vector<CollectiveCall> backward_of(const CollectiveCall& call) {
       }
       break;
     case Collective::Redistribute:
-      if (auto route = route_redistribute(src, dst)) steps = backward_of(*route);
+      if (auto route = route_redistribute(src, dst))
+        steps = backward_of(*route);
       break;
     case Collective::LocalSplit: {
       CollectiveCall c = make(Collective::AllGather, dst, I);
@@ -598,7 +637,8 @@ std::vector<CollectiveCall> backward_of(const CollectiveCall& call) {
 bool is_reducing(const CollectiveCall& call) {
   switch (call.op) {
     case Collective::AllReduce:
-    case Collective::ReduceScatter: return true;
+    case Collective::ReduceScatter:
+      return true;
     case Collective::Convert:
     case Collective::Shard:
       return is_r_or_i(call.src) && is_v_or_s(call.dst);
@@ -606,7 +646,8 @@ bool is_reducing(const CollectiveCall& call) {
       auto route = route_redistribute(call.src, call.dst);
       return route && is_reducing(*route);
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -614,17 +655,20 @@ bool backward_reduces(const CollectiveCall& call) {
   switch (call.op) {
     case Collective::AllReduce:
     case Collective::AllGather:
-    case Collective::Unshard: return base(call.dst) == TypeKind::Replicate;
+    case Collective::Unshard:
+      return base(call.dst) == TypeKind::Replicate;
     case Collective::Convert:
     case Collective::Reinterpret:
       return base(call.src) == TypeKind::Invariant &&
              base(call.dst) == TypeKind::Replicate;
-    case Collective::InvariantToReplicate: return true;
+    case Collective::InvariantToReplicate:
+      return true;
     case Collective::Redistribute: {
       auto route = route_redistribute(call.src, call.dst);
       return route && backward_reduces(*route);
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -5,13 +5,20 @@ namespace spmd::core {
 
 const char* to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::SpmdTypeError: return "SpmdTypeError";
-    case ErrorKind::InvalidArgument: return "InvalidArgument";
-    case ErrorKind::UsageError: return "UsageError";
-    case ErrorKind::MeshResolutionError: return "MeshResolutionError";
-    case ErrorKind::ShapeError: return "ShapeError";
-    case ErrorKind::NotImplemented: return "NotImplemented";
-    case ErrorKind::ParseError: return "ParseError";
+    case ErrorKind::SpmdTypeError:
+      return "SpmdTypeError";
+    case ErrorKind::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorKind::UsageError:
+      return "UsageError";
+    case ErrorKind::MeshResolutionError:
+      return "MeshResolutionError";
+    case ErrorKind::ShapeError:
+      return "ShapeError";
+    case ErrorKind::NotImplemented:
+      return "NotImplemented";
+    case ErrorKind::ParseError:
+      return "ParseError";
   }
   return "UnknownError";
 }

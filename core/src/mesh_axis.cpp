@@ -129,7 +129,8 @@ Result<MeshAxis> flatten(const std::vector<MeshAxis>& axes) {
     TypeError e;
     e.kind = ErrorKind::InvalidArgument;
     std::string list;
-    for (const auto& a : axes) list += (list.empty() ? "" : ", ") + a.to_string();
+    for (const auto& a : axes)
+      list += (list.empty() ? "" : ", ") + a.to_string();
     e.message = "cannot flatten mesh axes " + list + ": axes not orthogonal";
     return e;
   }

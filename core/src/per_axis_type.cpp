@@ -9,22 +9,32 @@ namespace spmd::core {
 
 std::string to_string(PerAxisType t) {
   switch (t.kind) {
-    case TypeKind::Replicate: return "R";
-    case TypeKind::Invariant: return "I";
-    case TypeKind::Varying: return "V";
-    case TypeKind::Partial: return "P";
-    case TypeKind::Shard: return "S(" + std::to_string(t.dim) + ")";
+    case TypeKind::Replicate:
+      return "R";
+    case TypeKind::Invariant:
+      return "I";
+    case TypeKind::Varying:
+      return "V";
+    case TypeKind::Partial:
+      return "P";
+    case TypeKind::Shard:
+      return "S(" + std::to_string(t.dim) + ")";
   }
   return "?";
 }
 
 std::string full_name(PerAxisType t) {
   switch (t.kind) {
-    case TypeKind::Replicate: return "Replicate";
-    case TypeKind::Invariant: return "Invariant";
-    case TypeKind::Varying: return "Varying";
-    case TypeKind::Partial: return "Partial";
-    case TypeKind::Shard: return "Shard(" + std::to_string(t.dim) + ")";
+    case TypeKind::Replicate:
+      return "Replicate";
+    case TypeKind::Invariant:
+      return "Invariant";
+    case TypeKind::Varying:
+      return "Varying";
+    case TypeKind::Partial:
+      return "Partial";
+    case TypeKind::Shard:
+      return "Shard(" + std::to_string(t.dim) + ")";
   }
   return "?";
 }
@@ -41,8 +51,8 @@ std::string_view trim(std::string_view s) {
 TypeError parse_error(std::string_view token, std::string_view what) {
   TypeError e;
   e.kind = ErrorKind::ParseError;
-  e.message = "invalid SPMD type '" + std::string(token) + "': " +
-              std::string(what);
+  e.message =
+      "invalid SPMD type '" + std::string(token) + "': " + std::string(what);
   e.actual = std::string(token);
   e.expected = "R, I, V, P or S(<int>)";
   return e;

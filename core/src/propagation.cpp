@@ -12,9 +12,12 @@ namespace spmd::core {
 
 const char* to_string(OpClass c) {
   switch (c) {
-    case OpClass::Nonlinear: return "nonlinear";
-    case OpClass::Linear: return "linear";
-    case OpClass::Multilinear: return "multilinear";
+    case OpClass::Nonlinear:
+      return "nonlinear";
+    case OpClass::Linear:
+      return "linear";
+    case OpClass::Multilinear:
+      return "multilinear";
   }
   return "?";
 }
@@ -39,8 +42,8 @@ namespace {
 
 using Registry = std::unordered_map<std::string, OpInfo>;
 
-void add_group(Registry& r, std::initializer_list<const char*> names,
-               OpClass c, std::vector<int> tensor_positions,
+void add_group(Registry& r, std::initializer_list<const char*> names, OpClass c,
+               std::vector<int> tensor_positions,
                std::vector<int> nonlinear_positions = {},
                OpShape shape = OpShape::Plain) {
   for (const char* n : names) {
@@ -62,8 +65,8 @@ const Registry& registry() {
     const auto M = OpClass::Multilinear;
     const auto N = OpClass::Nonlinear;
     // LINEAR (sum-like; all-P -> P).
-    add_group(r, {"add", ".add", ".add_", "__add__", "__radd__", "__iadd__"},
-              L, {0, 1});
+    add_group(r, {"add", ".add", ".add_", "__add__", "__radd__", "__iadd__"}, L,
+              {0, 1});
     add_group(r,
               {"sub", "subtract", ".sub", ".subtract", ".sub_", "__sub__",
                "__rsub__", "__isub__"},
@@ -81,27 +84,78 @@ const Registry& registry() {
               {"cat", "concat", "concatenate", "stack", "hstack", "vstack",
                "dstack", "column_stack", "row_stack", "block_diag"},
               L, {0});
-    add_group(
-        r,
-        {"reshape",      ".reshape",    ".view",        ".view_as",
-         "transpose",    ".transpose",  ".transpose_",  "prop T",
-         "prop mT",      "prop H",      "prop mH",      "prop real",
-         "prop imag",    "t",           ".t",           ".t_",
-         "permute",      ".permute",    ".contiguous",  "flatten",
-         ".flatten",     "unflatten",   ".unflatten",   "ravel",
-         ".ravel",       "squeeze",     ".squeeze",     ".squeeze_",
-         "unsqueeze",    ".unsqueeze",  ".unsqueeze_",  ".expand",
-         ".expand_as",   "broadcast_to", "narrow",      ".narrow",
-         "select",       ".select",     "index_select", ".index_select",
-         "gather",       ".gather",     "split",        ".split",
-         "chunk",        ".chunk",      "unbind",       ".unbind",
-         "flip",         ".flip",       "fliplr",       "flipud",
-         "roll",         ".roll",       "movedim",      ".movedim",
-         "moveaxis",     ".moveaxis",   "swapaxes",     ".swapaxes",
-         "swapdims",     ".swapdims",   "diagonal",     ".diagonal",
-         ".repeat",      "tile",        ".tile",        "repeat_interleave",
-         ".repeat_interleave", ".unfold"},
-        L, {0});
+    add_group(r,
+              {"reshape",
+               ".reshape",
+               ".view",
+               ".view_as",
+               "transpose",
+               ".transpose",
+               ".transpose_",
+               "prop T",
+               "prop mT",
+               "prop H",
+               "prop mH",
+               "prop real",
+               "prop imag",
+               "t",
+               ".t",
+               ".t_",
+               "permute",
+               ".permute",
+               ".contiguous",
+               "flatten",
+               ".flatten",
+               "unflatten",
+               ".unflatten",
+               "ravel",
+               ".ravel",
+               "squeeze",
+               ".squeeze",
+               ".squeeze_",
+               "unsqueeze",
+               ".unsqueeze",
+               ".unsqueeze_",
+               ".expand",
+               ".expand_as",
+               "broadcast_to",
+               "narrow",
+               ".narrow",
+               "select",
+               ".select",
+               "index_select",
+               ".index_select",
+               "gather",
+               ".gather",
+               "split",
+               ".split",
+               "chunk",
+               ".chunk",
+               "unbind",
+               ".unbind",
+               "flip",
+               ".flip",
+               "fliplr",
+               "flipud",
+               "roll",
+               ".roll",
+               "movedim",
+               ".movedim",
+               "moveaxis",
+               ".moveaxis",
+               "swapaxes",
+               ".swapaxes",
+               "swapdims",
+               ".swapdims",
+               "diagonal",
+               ".diagonal",
+               ".repeat",
+               "tile",
+               ".tile",
+               "repeat_interleave",
+               ".repeat_interleave",
+               ".unfold"},
+              L, {0});
     // MULTILINEAR (product-like; exactly one P factor).
     add_group(r,
               {"mul", "multiply", ".mul", ".multiply", ".mul_", "__mul__",
@@ -136,24 +190,32 @@ const Registry& registry() {
               {}, OpShape::NewFactory);
     // Well-known NONLINEAR ops (the default anyway; listed so that tools can
     // tell "known nonlinear" from "unknown").
-    add_group(
-        r,
-        {"relu",      ".relu",      "relu_",       ".relu_",     "gelu",
-         "silu",      "softmax",    ".softmax",    "log_softmax", "exp",
-         ".exp",      "log",        ".log",        "tanh",       ".tanh",
-         "sigmoid",   ".sigmoid",   "abs",         ".abs",       "sqrt",
-         ".sqrt",     "rsqrt",      ".rsqrt",      "reciprocal", ".reciprocal",
-         "pow",       ".pow",       "__pow__",     "where",      "clamp",
-         ".clamp",    "__ge__",     "__gt__",      "__le__",     "__lt__",
-         "__eq__",    "__ne__",     "eq",          "ne",         "ge",
-         "gt",        "le",         "lt",          "__getitem__", "sort",
-         ".sort",     "copy_",      ".copy_",      "zero_",      ".zero_",
-         "item",      ".item",      "linear",      "layer_norm", "dropout",
-         "embedding", "cross_entropy", "mse_loss", "max",        ".max",
-         "min",       ".min",       "argmax",      ".argmax",    "topk",
-         "norm",      ".norm",      "var",         ".var",       "std",
-         ".std",      "square",     ".square",     "erf",        "softplus"},
-        N, {});
+    add_group(r, {"relu",        ".relu",       "relu_",
+                  ".relu_",      "gelu",        "silu",
+                  "softmax",     ".softmax",    "log_softmax",
+                  "exp",         ".exp",        "log",
+                  ".log",        "tanh",        ".tanh",
+                  "sigmoid",     ".sigmoid",    "abs",
+                  ".abs",        "sqrt",        ".sqrt",
+                  "rsqrt",       ".rsqrt",      "reciprocal",
+                  ".reciprocal", "pow",         ".pow",
+                  "__pow__",     "where",       "clamp",
+                  ".clamp",      "__ge__",      "__gt__",
+                  "__le__",      "__lt__",      "__eq__",
+                  "__ne__",      "eq",          "ne",
+                  "ge",          "gt",          "le",
+                  "lt",          "__getitem__", "sort",
+                  ".sort",       "copy_",       ".copy_",
+                  "zero_",       ".zero_",      "item",
+                  ".item",       "linear",      "layer_norm",
+                  "dropout",     "embedding",   "cross_entropy",
+                  "mse_loss",    "max",         ".max",
+                  "min",         ".min",        "argmax",
+                  ".argmax",     "topk",        "norm",
+                  ".norm",       "var",         ".var",
+                  "std",         ".std",        "square",
+                  ".square",     "erf",         "softplus"},
+              N, {});
     return r;
   }();
   return r;
@@ -171,9 +233,8 @@ std::string strip_cxx_name(std::string_view name) {
   }
   // C++ qualified names: "torch::add", "at::Tensor::add", "operator+".
   std::size_t last = name.rfind("::");
-  std::string_view leaf = last == std::string_view::npos
-                              ? name
-                              : name.substr(last + 2);
+  std::string_view leaf =
+      last == std::string_view::npos ? name : name.substr(last + 2);
   if (leaf.substr(0, 8) == "operator") {
     std::string d = dunder_for_operator(leaf.substr(8), /*unary=*/false);
     return d.empty() ? std::string(leaf) : d;
@@ -205,15 +266,15 @@ std::string dunder_for_operator(std::string_view op, bool unary,
     const char* reflected;
   };
   static const Entry table[] = {
-      {"+", "__add__", "__radd__"},      {"-", "__sub__", "__rsub__"},
-      {"*", "__mul__", "__rmul__"},      {"/", "__truediv__", "__rtruediv__"},
-      {"%", "__mod__", "__rmod__"},      {"+=", "__iadd__", nullptr},
-      {"-=", "__isub__", nullptr},       {"*=", "__imul__", nullptr},
-      {"/=", "__itruediv__", nullptr},   {"[]", "__getitem__", nullptr},
-      {"<", "__lt__", "__gt__"},         {"<=", "__le__", "__ge__"},
-      {">", "__gt__", "__lt__"},         {">=", "__ge__", "__le__"},
-      {"==", "__eq__", "__eq__"},        {"!=", "__ne__", "__ne__"},
-      {"&", "__and__", "__rand__"},      {"|", "__or__", "__ror__"},
+      {"+", "__add__", "__radd__"},    {"-", "__sub__", "__rsub__"},
+      {"*", "__mul__", "__rmul__"},    {"/", "__truediv__", "__rtruediv__"},
+      {"%", "__mod__", "__rmod__"},    {"+=", "__iadd__", nullptr},
+      {"-=", "__isub__", nullptr},     {"*=", "__imul__", nullptr},
+      {"/=", "__itruediv__", nullptr}, {"[]", "__getitem__", nullptr},
+      {"<", "__lt__", "__gt__"},       {"<=", "__le__", "__ge__"},
+      {">", "__gt__", "__lt__"},       {">=", "__ge__", "__le__"},
+      {"==", "__eq__", "__eq__"},      {"!=", "__ne__", "__ne__"},
+      {"&", "__and__", "__rand__"},    {"|", "__or__", "__ror__"},
       {"^", "__xor__", "__rxor__"},
   };
   for (const Entry& e : table)
@@ -263,10 +324,16 @@ Result<PerAxisType> decide(const std::vector<AxisOperand>& ops, OpClass cls,
       continue;
     }
     switch (o.type.local().kind) {
-      case TypeKind::Replicate: has_r = true; break;
-      case TypeKind::Invariant: has_i = true; break;
+      case TypeKind::Replicate:
+        has_r = true;
+        break;
+      case TypeKind::Invariant:
+        has_i = true;
+        break;
       case TypeKind::Varying:
-      case TypeKind::Shard: has_v = true; break;
+      case TypeKind::Shard:
+        has_v = true;
+        break;
       case TypeKind::Partial:
         has_p = true;
         ++partials;
@@ -456,8 +523,9 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
       collected.push_back({false, o.type.value_or(TensorType{}), 0});
       any_typed_input = true;
     } else if (o.kind == Operand::Kind::WeakScalar) {
-      bool declared = o.position < 0 ? !op.tensor_positions.empty()
-                                     : contains(op.tensor_positions, o.position);
+      bool declared = o.position < 0
+                          ? !op.tensor_positions.empty()
+                          : contains(op.tensor_positions, o.position);
       if (declared) {
         collected.push_back({true, {}, 0});
         weak_scalar_present = true;
@@ -515,12 +583,14 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
                 "; every operand must carry the same axis set";
       }
       e.message = op_name + ": args[" + std::to_string(c.index) +
-                  "] is missing axis " + axis + " " + where +
-                  " (args[" + std::to_string(c.index) + "] has axes " +
-                  axis_set(c.type) + ")";
+                  "] is missing axis " + axis + " " + where + " (args[" +
+                  std::to_string(c.index) + "] has axes " + axis_set(c.type) +
+                  ")";
       e.fix = "Annotate the operand's type on " + axis +
-              ", e.g. spmd::assert_type(x, {" + axis + " = R}) or an "
-              "[[spmd::type(" + axis + " = ...)]] annotation";
+              ", e.g. spmd::assert_type(x, {" + axis +
+              " = R}) or an "
+              "[[spmd::type(" +
+              axis + " = ...)]] annotation";
       return e;
     }
     if (present.empty()) continue;  // permissive: no operand has the axis
@@ -573,9 +643,9 @@ Result<TensorType> apply_inplace(std::string_view op_name,
   for (const auto& [axis, after] : inferred.map()) {
     auto prev = before->get(axis);
     if (!prev || *prev == after) continue;
-    bool widening = after.kind == TypeKind::Varying &&
-                    (prev->kind == TypeKind::Replicate ||
-                     prev->kind == TypeKind::Invariant);
+    bool widening =
+        after.kind == TypeKind::Varying && (prev->kind == TypeKind::Replicate ||
+                                            prev->kind == TypeKind::Invariant);
     if (widening && !requires_grad) continue;
     TypeError e;
     e.kind = ErrorKind::SpmdTypeError;
@@ -584,17 +654,17 @@ Result<TensorType> apply_inplace(std::string_view op_name,
     e.actual = to_string(after);
     e.message = std::string(op_name) +
                 ": in-place/out operation would change SPMD type on axis " +
-                axis + " from " + to_string(*prev) + " to " +
-                to_string(after);
+                axis + " from " + to_string(*prev) + " to " + to_string(after);
     if (widening) {
       e.message +=
           " (widening to V is allowed only for tensors that do not require "
           "grad: it would change the gradient contract of an autograd leaf)";
       e.fix = "Use the out-of-place op and assign the result to a new tensor";
     } else {
-      e.fix = "Use the out-of-place op, or convert the operands so the "
-              "result keeps type " +
-              to_string(*prev);
+      e.fix =
+          "Use the out-of-place op, or convert the operands so the "
+          "result keeps type " +
+          to_string(*prev);
     }
     return e;
   }

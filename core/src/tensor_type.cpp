@@ -36,9 +36,9 @@ class TypeMapReader {
       if (type_text.empty()) return error("expected a type (R, I, V, P, S(k))");
       Result<PerAxisType> t = parse_per_axis_type(type_text);
       if (!t.ok())
-        return error_at(type_col, type_text,
-                        "expected R, I, V, P or S(<int>) for axis '" + axis +
-                            "'");
+        return error_at(
+            type_col, type_text,
+            "expected R, I, V, P or S(<int>) for axis '" + axis + "'");
       entries.emplace_back(std::move(axis), t.value());
       skip_space();
       if (consume('}')) return finish(std::move(entries));
@@ -72,7 +72,8 @@ class TypeMapReader {
            (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
             text_[pos_] == '_'))
       ++pos_;
-    if (start < pos_ && std::isdigit(static_cast<unsigned char>(text_[start]))) {
+    if (start < pos_ &&
+        std::isdigit(static_cast<unsigned char>(text_[start]))) {
       pos_ = start;
       return {};
     }
@@ -106,11 +107,10 @@ class TypeMapReader {
                      const std::string& what) const {
     TypeError e;
     e.kind = ErrorKind::ParseError;
-    std::string tok = token == "end of input"
-                          ? std::string(token)
-                          : "'" + std::string(token) + "'";
-    e.message = "cannot parse SPMD type \"" + std::string(text_) + "\": " +
-                what + ", got " + tok + " at column " +
+    std::string tok = token == "end of input" ? std::string(token)
+                                              : "'" + std::string(token) + "'";
+    e.message = "cannot parse SPMD type \"" + std::string(text_) +
+                "\": " + what + ", got " + tok + " at column " +
                 std::to_string(col + 1);
     e.actual = std::string(token);
     return e;

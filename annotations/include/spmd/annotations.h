@@ -79,7 +79,8 @@ struct Axis {
 
 /// Declares a mesh axis constant: `SPMD_AXIS(dp);` gives
 /// `inline constexpr spmd::Axis dp{"dp"};`.
-#define SPMD_AXIS(name) inline constexpr ::spmd::Axis name { #name }
+#define SPMD_AXIS(name) \
+  inline constexpr ::spmd::Axis name { #name }
 
 // The attribute macros expand only when the spmd-check plugin registered the
 // attributes; otherwise compilers would warn about an unknown attribute.

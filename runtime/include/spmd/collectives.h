@@ -10,10 +10,9 @@
 #ifndef SPMD_COLLECTIVES_H
 #define SPMD_COLLECTIVES_H
 
-#include <spmd/annotations.h>
-
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
+#include <spmd/annotations.h>
 
 #include <cstdint>
 #include <memory>

@@ -37,8 +37,8 @@ Status check_loss(const std::optional<TensorType>& loss, bool strict = true);
 
 /// Mesh completeness (spec §4.3, §6.3): the axes of `mesh_axes` missing from
 /// `type`, in sorted order.
-std::vector<std::string> missing_axes(const TensorType& type,
-                                      const std::vector<std::string>& mesh_axes);
+std::vector<std::string> missing_axes(
+    const TensorType& type, const std::vector<std::string>& mesh_axes);
 
 }  // namespace spmd::core
 

@@ -30,7 +30,7 @@ enum class Collective {
   Shard,                 ///< convert with dst S(i)
   Unshard,               ///< all_gather with src S(i)
   InvariantToReplicate,  ///< convert(I, R)
-  LocalSplit,            ///< backward of uneven all_gather(S(i) -> I): keep own piece
+  LocalSplit,  ///< backward of uneven all_gather(S(i) -> I): keep own piece
 };
 
 /// "all_reduce", "all_gather", ... (the runtime's function names).
@@ -47,13 +47,13 @@ struct CollectiveCall {
   PerAxisType dst{};
   bool expert_mode = false;
   bool inplace = false;
-  bool has_op_dtype = false;   ///< op_dtype given
-  bool has_out_dtype = false;  ///< out_dtype given
+  bool has_op_dtype = false;        ///< op_dtype given
+  bool has_out_dtype = false;       ///< out_dtype given
   std::optional<long> gather_dim;   ///< all_gather
   std::optional<long> scatter_dim;  ///< reduce_scatter
   std::optional<long> split_dim;    ///< all_to_all
   std::optional<long> concat_dim;   ///< all_to_all
-  std::vector<long> split_sizes;         ///< all_gather / reduce_scatter, uneven S(i)
+  std::vector<long> split_sizes;  ///< all_gather / reduce_scatter, uneven S(i)
   std::vector<long> input_split_sizes;   ///< all_to_all, uneven
   std::vector<long> output_split_sizes;  ///< all_to_all, uneven
 

@@ -16,9 +16,10 @@ namespace spmd::core {
 
 /// Error kinds of spec §9.1.
 enum class ErrorKind {
-  SpmdTypeError,        ///< a type violation (inference, mismatch, missing axis, ...)
-  InvalidArgument,      ///< illegal src/dst, expert-mode gate, conflicting dims, ...
-  UsageError,           ///< malformed type values or API misuse
+  SpmdTypeError,  ///< a type violation (inference, mismatch, missing axis, ...)
+  InvalidArgument,  ///< illegal src/dst, expert-mode gate, conflicting dims,
+                    ///< ...
+  UsageError,       ///< malformed type values or API misuse
   MeshResolutionError,  ///< an axis that cannot be resolved to a process group
   ShapeError,           ///< indivisible shard, wrong stack sizes
   NotImplemented,       ///< a documented but unsupported combination
@@ -54,13 +55,25 @@ class [[nodiscard]] Result {
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(v_));
+  }
   const T& operator*() const& { return value(); }
   const T* operator->() const { return &value(); }
 
-  const TypeError& error() const { assert(!ok()); return std::get<1>(v_); }
+  const TypeError& error() const {
+    assert(!ok());
+    return std::get<1>(v_);
+  }
 
  private:
   std::variant<T, TypeError> v_;

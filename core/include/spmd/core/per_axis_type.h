@@ -21,9 +21,12 @@ using spmd::TypeKind;
 /// Gradient (backward) type, spec §2.1: R<->P, I->I, V->V, S(i)->S(i).
 constexpr PerAxisType backward_type(PerAxisType t) {
   switch (t.kind) {
-    case TypeKind::Replicate: return spmd::types::P;
-    case TypeKind::Partial: return spmd::types::R;
-    default: return t;
+    case TypeKind::Replicate:
+      return spmd::types::P;
+    case TypeKind::Partial:
+      return spmd::types::R;
+    default:
+      return t;
   }
 }
 

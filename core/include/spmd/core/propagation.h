@@ -25,11 +25,12 @@ Result<OpClass> parse_op_class(std::string_view text);
 
 /// How an op's operand types combine beyond its class (spec §6.5, §6.10).
 enum class OpShape {
-  Plain,                  ///< one class over all operands
-  LinearOfProduct,        ///< addmm & co: LINEAR(MULTILINEAR(op1, op2), op0)
-  DeterministicFactory,   ///< zeros, ones, full, arange, tensor, ...: R under a mesh
-  RandomFactory,          ///< randn, rand, empty, ...: {} when no operands
-  NewFactory,             ///< new_zeros/new_ones/new_full: ignore the receiver
+  Plain,                 ///< one class over all operands
+  LinearOfProduct,       ///< addmm & co: LINEAR(MULTILINEAR(op1, op2), op0)
+  DeterministicFactory,  ///< zeros, ones, full, arange, tensor, ...: R under a
+                         ///< mesh
+  RandomFactory,         ///< randn, rand, empty, ...: {} when no operands
+  NewFactory,            ///< new_zeros/new_ones/new_full: ignore the receiver
 };
 
 /// Registry entry for one op (spec §6.5). Positions are argument indices
@@ -38,17 +39,18 @@ struct OpInfo {
   std::string name;  ///< as looked up
   OpClass op_class = OpClass::Nonlinear;
   OpShape shape = OpShape::Plain;
-  std::vector<int> tensor_positions;     ///< plain numbers here are weak Scalars
+  std::vector<int> tensor_positions;  ///< plain numbers here are weak Scalars
   std::vector<int> nonlinear_positions;  ///< operands here must not be P
-  bool known = false;                    ///< false: unknown op, NONLINEAR default
+  bool known = false;  ///< false: unknown op, NONLINEAR default
 };
 
 /// Looks an op up by the spec's naming: function "add", method ".add",
 /// in-place method ".add_", dunder "__add__", property "prop T". Qualified
-/// C++ names are accepted too: "torch::add", "at::add", "torch::nn::functional::linear"
-/// (namespace stripped), and C++ operators ("operator+" -> "__add__",
-/// "operator+=" -> "__iadd__", unary "operator-" passed as "__neg__").
-/// Unknown names give a NONLINEAR entry with known = false (spec §6.6).
+/// C++ names are accepted too: "torch::add", "at::add",
+/// "torch::nn::functional::linear" (namespace stripped), and C++ operators
+/// ("operator+" -> "__add__", "operator+=" -> "__iadd__", unary "operator-"
+/// passed as "__neg__"). Unknown names give a NONLINEAR entry with known =
+/// false (spec §6.6).
 OpInfo classify_op(std::string_view name);
 
 /// Maps a C++ operator spelling to the spec's dunder: "+" -> "__add__",
@@ -92,7 +94,9 @@ struct Operand {
   static Operand tensor(std::optional<TensorType> t, int pos = -1) {
     return {Kind::Tensor, std::move(t), pos};
   }
-  static Operand weak_scalar(int pos = -1) { return {Kind::WeakScalar, {}, pos}; }
+  static Operand weak_scalar(int pos = -1) {
+    return {Kind::WeakScalar, {}, pos};
+  }
   static Operand typed_scalar(TensorType t, int pos = -1) {
     return {Kind::TypedScalar, std::move(t), pos};
   }

@@ -9,9 +9,8 @@
 #ifndef SPMD_DETAIL_COLLECTIVE_HOOK_H
 #define SPMD_DETAIL_COLLECTIVE_HOOK_H
 
-#include <spmd/core/collectives.h>
-
 #include <ATen/core/Tensor.h>
+#include <spmd/core/collectives.h>
 
 #include <string_view>
 
