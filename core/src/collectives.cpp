@@ -587,9 +587,13 @@ std::vector<CollectiveCall> backward_of(const CollectiveCall& call) {
         steps.push_back(make(Collective::Convert, I, P, true));
       else if (s == TypeKind::Replicate && d == TypeKind::Varying)
         steps.push_back(make(Collective::Convert, dst, P, true));
-      else if (s == TypeKind::Invariant && d == TypeKind::Varying)
-        steps.push_back(make(Collective::AllGather, dst, I));
-      else if (s == TypeKind::Replicate && d == TypeKind::Partial)
+      else if (s == TypeKind::Invariant && d == TypeKind::Varying) {
+        CollectiveCall c = make(Collective::AllGather, dst, I);
+        // convert(I, V) unbinding a non-default dim stacks back along it.
+        if (!dst.is_shard() && call.scatter_dim && *call.scatter_dim != 0)
+          c.gather_dim = call.scatter_dim;
+        steps.push_back(c);
+      } else if (s == TypeKind::Replicate && d == TypeKind::Partial)
         steps.push_back(make(Collective::Convert, R, P, true));
       else if (s == TypeKind::Invariant && d == TypeKind::Partial)
         steps.push_back(make(Collective::Convert, R, I, true));

@@ -336,13 +336,18 @@ Tensor convert_kernel(const Tensor& x, const Plan& p) {
   const auto src = p.call.src.kind, dst = p.call.dst.kind;
   const bool src_ri = src == TypeKind::Replicate || src == TypeKind::Invariant;
   if (src_ri && dst == TypeKind::Varying) {
-    if (x.dim() == 0 || x.size(0) != p.n)
-      shape_error(p,
-                  "convert to V unbinds dim 0, which must have the group "
-                  "size " +
-                      std::to_string(p.n) + "; got shape " +
-                      c10::str(x.sizes()) + " (use S(i) to chunk instead)");
-    return x.select(0, p.r).clone(at::MemoryFormat::Contiguous);
+    // Dim 0 by the spec; the dual of all_gather(V->I, gather_dim=g) unbinds
+    // dim g (the core passes it as scatter_dim).
+    if (x.dim() == 0)
+      shape_error(p, "convert to V unbinds a dim, but the input is 0-d");
+    const int64_t d =
+        wrap_dim(p.call.scatter_dim.value_or(0), x.dim(), p, "scatter_dim");
+    if (x.size(d) != p.n)
+      shape_error(p, "convert to V unbinds dim " + std::to_string(d) +
+                         ", which must have the group size " +
+                         std::to_string(p.n) + "; got shape " +
+                         c10::str(x.sizes()) + " (use S(i) to chunk instead)");
+    return x.select(d, p.r).clone(at::MemoryFormat::Contiguous);
   }
   if (src_ri && dst == TypeKind::Shard)
     return chunk_piece(x, p.call.dst.dim, p);

@@ -165,7 +165,7 @@ std::vector<Tensor> reference(const Step& s, const std::vector<Tensor>& xs) {
             (ri && (b == K::Replicate || b == K::Invariant))) {
           ys[r] = x;
         } else if (ri && b == K::Varying) {
-          ys[r] = x.select(0, r);
+          ys[r] = x.select(wrap(o.scatter_dim.value_or(0), x.dim()), r);
         } else if (ri && b == K::Shard) {
           ys[r] = x.chunk(n, wrap(s.dst.dim, x.dim()))[r];
         } else if (ri && b == K::Partial) {
@@ -375,6 +375,10 @@ TEST_P(Collectives, AllGatherMatchesSpec) {
            varying({2, 3}),
            {step(RS, P, V, sdim(-1))}},
           {"all_gather(V->I)", step(AG, V, I), varying({3}), {step(CV, I, V)}},
+          {"all_gather(V->I, gather_dim=1)",
+           step(AG, V, I, gdim(1)),
+           varying({2, 3}),
+           {step(CV, I, V, sdim(1))}},
           {"all_gather(S(0)->R) concatenates",
            step(AG, S(0), R),
            varying({2}),
