@@ -11,6 +11,8 @@
 #include <initializer_list>
 #include <string>
 
+#include "../runtime_test_util.h"
+
 namespace spmd::testing {
 
 SPMD_AXIS(tp);
@@ -38,19 +40,11 @@ inline std::string type_str(const at::Tensor& t) {
 }
 
 /// The message of the spmd::SpmdError subclass E thrown by `f` ("" and a
-/// test failure when it throws nothing or something else).
+/// test failure when it throws nothing or something else); error_of with
+/// the checker's usual exception as the default.
 template <typename E = SpmdTypeError, typename F>
 std::string spmd_error(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw the wrong exception type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
+  return error_of<E>(std::forward<F>(f));
 }
 
 }  // namespace spmd::testing
