@@ -323,6 +323,7 @@ const Ctx& current_ctx(ThreadState& st) {
   if (!context.empty()) {
     error.message = error.full_message() + "\n\n" + context;
     error.fix.clear();
+    error.notes.clear();
   }
   spmd::throw_error(error);
 }
