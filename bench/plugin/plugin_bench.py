@@ -10,7 +10,13 @@ Each configuration is compiled REPEAT times and the minimum wall time is
 kept (the least disturbed by other load). Ratios are computed within one run
 of this script; no absolute time is asserted anywhere.
 
-Usage: plugin_bench.py [--build build] [--repeat 3] [--sizes 100,1000,...]
+(c) one function of N variables, each assigned in its own branch (issue
+    17: the per-block state must not grow into a quadratic cost);
+(d) one function with N diagnostics (the reporter's sorting and notes).
+
+Usage: plugin_bench.py [--build build] [--plugin path/to/spmd-check.so]
+                       [--repeat 3] [--sizes 100,1000,...]
+                       [--branches 1000,2000,...] [--diagnostics 5000]
                        [--skip-libtorch] [--out results.md]
 """
 import argparse
@@ -31,7 +37,7 @@ def clang():
     sys.exit("clang++-19 not found")
 
 
-def timed(cmd, repeat):
+def timed(cmd, repeat, allow_errors=False):
     """Minimum wall time over `repeat` runs, and the plugin's own time (ms,
     from -fplugin-arg-spmd-check-stats) of that run, or None."""
     best, self_ms = None, None
@@ -41,7 +47,7 @@ def timed(cmd, repeat):
         dt = time.perf_counter() - t0
         err = [l for l in r.stderr.decode().splitlines()
                if not l.startswith("spmd-check: ")]
-        if r.returncode != 0 or err:
+        if not allow_errors and (r.returncode != 0 or err):
             sys.exit("compile failed or produced diagnostics:\n" + " ".join(cmd) +
                      "\n" + "\n".join(err)[:4000])
         ms = None
@@ -93,15 +99,42 @@ def generate(n_statements, per_function=50):
     return "\n".join(out)
 
 
+BRANCHES = """
+void branches(bool c, SPMD_TYPE(tp = R) const Tensor& r) {{
+{body}
+}}
+"""
+
+
+def generate_branches(n):
+    """One function: n variables, each assigned again in its own branch."""
+    body = []
+    for i in range(n):
+        body.append(f"  Tensor x{i} = r + r;")
+        body.append(f"  if (c) x{i} = torch::relu(x{i});")
+    return '#include "Inputs/prelude.h"\n' + BRANCHES.format(body="\n".join(body))
+
+
+def generate_diagnostics(n):
+    """One function with n op-type errors (relu of a pending sum)."""
+    body = [f"  Tensor y{i} = torch::relu(p);" for i in range(n)]
+    return ('#include "Inputs/prelude.h"\n'
+            "void errors(SPMD_TYPE(tp = P) const Tensor& p) {\n" +
+            "\n".join(body) + "\n}\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sizes", default="100,1000,10000,100000")
+    ap.add_argument("--plugin", help="the plugin to measure (default: the build's)")
+    ap.add_argument("--branches", default="1000,2000,5000,10000")
+    ap.add_argument("--diagnostics", default="5000")
     ap.add_argument("--skip-libtorch", action="store_true")
     ap.add_argument("--out")
     a = ap.parse_args()
-    plugin = os.path.join(a.build, "lib", "spmd-check.so")
+    plugin = a.plugin or os.path.join(a.build, "lib", "spmd-check.so")
     if not os.path.exists(plugin):
         sys.exit(f"{plugin} not built")
     cxx = clang()
@@ -135,6 +168,27 @@ def main():
             on, ms = timed(base + minc + [f"-fplugin={plugin}", STATS, path], a.repeat)
             lines.append(f"| {n} | {off:.3f} | {on:.3f} | {ms:.1f} | {1000 * ms / n:.2f} |")
             print(lines[-1], flush=True)
+
+        minc = inc + ["-I" + test_dir, "-I" + os.path.join(test_dir, "Inputs/mini-torch")]
+        shapes = [("(c) one function, N variables across N branches", "variables",
+                   a.branches, generate_branches, False),
+                  ("(d) one function with N diagnostics", "diagnostics",
+                   a.diagnostics, generate_diagnostics, True)]
+        for title, what, sizes, gen, errors in shapes:
+            if not sizes:
+                continue
+            lines += ["", title, "",
+                      f"| {what} | plugin off (s) | plugin on (s) | checker's own time (ms) |",
+                      "|---|---|---|---|"]
+            for n in [int(s) for s in sizes.split(",")]:
+                path = os.path.join(tmp, f"{what}_{n}.cpp")
+                with open(path, "w") as f:
+                    f.write(gen(n))
+                off, _ = timed(base + minc + [path], a.repeat)
+                on, ms = timed(base + minc + [f"-fplugin={plugin}", STATS, path],
+                               a.repeat, allow_errors=errors)
+                lines.append(f"| {n} | {off:.3f} | {on:.3f} | {ms:.1f} |")
+                print(lines[-1], flush=True)
     text = "\n".join(lines)
     print(text)
     if a.out:

@@ -44,14 +44,6 @@ Value Transfer::declared(const TypeAnnotation &A, Origin O) {
   return V;
 }
 
-Value Transfer::fromCore(const core::TensorType &T, Origin O, bool Open) {
-  Value V = Value::closed();
-  V.setOpen(Open);
-  for (const auto &[Name, Type] : T.map())
-    V.set(axis(Name), AxisFact::known(Type, O));
-  return V;
-}
-
 core::TensorType Transfer::knownPart(const Value &V) const {
   core::TensorType T;
   for (const auto &[A, F] : V.axes())
@@ -225,7 +217,7 @@ Value Transfer::evalCall(const CallExpr *CE) {
       Types.isTensor(CE->getArg(0)->getType()))
     return evalAssignment(OpCall);
 
-  if (TU.Table.isAnnotatedFunction(Callee))
+  if (TU.isAnnotated(Callee))
     return evalUserCall(CE, Callee);
   return evalOrdinaryOp(CE, Callee);
 }

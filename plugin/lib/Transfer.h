@@ -28,6 +28,13 @@
 
 namespace spmd::plugin {
 
+/// The core's verdict on one op applied to operands of given types: the
+/// result's known axes, or the error.
+struct InferVerdict {
+  llvm::SmallVector<std::pair<AxisId, PerAxisType>, 4> Axes;
+  std::optional<core::TypeError> Error;
+};
+
 /// What the analyses of one translation unit share.
 struct TUContext {
   TUContext(clang::ASTContext &Ctx, const AnnotationTable &Table,
@@ -41,6 +48,13 @@ struct TUContext {
   AxisTable Axes;
   /// How to spell each axis in a fix-it (its spmd::Axis constant), by AxisId.
   llvm::DenseMap<AxisId, std::string> AxisSpelling;
+  /// The core's answers, memoized: classify_op by op name, and infer by op
+  /// and operand types (a translation unit repeats the same few ops on the
+  /// same few types; the core's rules are pure functions).
+  llvm::StringMap<core::OpInfo> OpInfos;
+  llvm::StringMap<InferVerdict> Verdicts;
+  /// Whether a function has any SPMD annotation, by declaration.
+  llvm::DenseMap<const clang::FunctionDecl *, bool> Annotated;
   /// Statistics: function bodies seen, analysed, CFG blocks, block visits.
   unsigned FunctionsSeen = 0, FunctionsAnalyzed = 0, Blocks = 0, Visits = 0;
 
@@ -51,6 +65,21 @@ struct TUContext {
   }
   /// The axes of \p A, interned, with their spellings noted.
   void noteAxes(const TypeAnnotation &A);
+  /// AnnotationTable::isAnnotatedFunction, cached.
+  bool isAnnotated(const clang::FunctionDecl *FD) {
+    auto [It, New] = Annotated.try_emplace(FD, false);
+    if (New)
+      It->second = Table.isAnnotatedFunction(FD);
+    return It->second;
+  }
+  /// core::classify_op, cached.
+  const core::OpInfo &opInfo(llvm::StringRef Name) {
+    auto [It, New] = OpInfos.try_emplace(Name);
+    if (New)
+      It->second =
+          core::classify_op(std::string_view(Name.data(), Name.size()));
+    return It->second;
+  }
 };
 
 /// The transfer functions for one function body.
@@ -107,7 +136,9 @@ private:
   void addArgument(Operands &Ops, const clang::Expr *A, int Pos);
   void reportOpType(const clang::CallExpr *CE, const core::OpInfo &Info,
                     const Operands &Ops, const core::TypeError &Err);
-  Value resultOf(const core::TensorType &R, const Operands &Ops,
+  const InferVerdict &infer(llvm::StringRef Name, const core::OpInfo &Info,
+                            const Operands &Ops);
+  Value resultOf(const InferVerdict &R, const Operands &Ops,
                  clang::SourceLocation Loc);
   Value applyInPlace(const clang::CallExpr *CE, llvm::StringRef Name,
                      const clang::Expr *Mutated, const Value &Out);
@@ -125,7 +156,6 @@ private:
 
   // The lattice <-> the core's types.
   Value declared(const TypeAnnotation &A, Origin O);
-  Value fromCore(const core::TensorType &T, Origin O, bool Open);
   core::TensorType knownPart(const Value &V) const;
   AxisId axis(llvm::StringRef Name) { return TU.Axes.intern(Name); }
 

@@ -67,7 +67,7 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
                              std::optional<core::OpClass> Class) {
   // The core decides what the op is, in-place included (trailing `_`,
   // compound assignment, ATen spellings).
-  core::OpInfo Info = core::classify_op(Name);
+  core::OpInfo Info = TU.opInfo(Name);
   if (Class) {
     Info.op_class = *Class;
     Info.known = true;
@@ -83,25 +83,72 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
   for (const Expr *A : Args)
     addArgument(Ops, A, Pos++);
 
-  core::Result<core::TensorType> R =
-      core::infer(Info, Ops.Core, inferenceContext());
-  if (!R.ok()) {
-    reportOpType(CE, Info, Ops, R.error());
+  const InferVerdict &R = infer(Name, Info, Ops);
+  if (R.Error) {
+    reportOpType(CE, Info, Ops, *R.Error);
     return Value::unknown();
   }
-  Value Out = resultOf(*R, Ops, CE->getExprLoc());
+  Value Out = resultOf(R, Ops, CE->getExprLoc());
   if (Mutated)
     return applyInPlace(CE, Name, Mutated, Out);
   return Out;
+}
+
+/// core::infer, memoized per translation unit. The key holds what the core
+/// sees: the op, its class, the function's mesh, and per operand its kind,
+/// position and known axis types (the same TensorType addTensorOperand gives
+/// the core).
+const InferVerdict &Transfer::infer(llvm::StringRef Name,
+                                    const core::OpInfo &Info,
+                                    const Operands &Ops) {
+  llvm::SmallString<128> Key(Name);
+  auto Byte = [&](unsigned V) { Key.push_back(char(V & 0xff)); };
+  auto Word = [&](unsigned V) {
+    for (int I = 0; I < 4; ++I)
+      Byte(V >> (8 * I));
+  };
+  Byte(0);
+  Byte(unsigned(Info.op_class));
+  Byte(Info.known);
+  const void *MeshKey = Mesh;
+  const char *MeshBytes = reinterpret_cast<const char *>(&MeshKey);
+  Key.append(MeshBytes, MeshBytes + sizeof(MeshKey));
+  for (size_t I = 0; I < Ops.Core.size(); ++I) {
+    const core::Operand &O = Ops.Core[I];
+    Byte(unsigned(O.kind));
+    Word(unsigned(O.position));
+    Byte(O.type.has_value());
+    if (!O.type || !Ops.Sources[I].E)
+      continue;
+    for (const auto &[A, F] : Ops.Sources[I].V.axes())
+      if (std::optional<PerAxisType> T = F.knownType()) {
+        Word(A);
+        Byte(typeIndex(T->kind));
+      }
+    Byte(0xff);
+  }
+  auto [It, New] = TU.Verdicts.try_emplace(Key);
+  if (!New)
+    return It->second;
+  core::Result<core::TensorType> R =
+      core::infer(Info, Ops.Core, inferenceContext());
+  if (!R.ok())
+    It->second.Error = R.error();
+  else
+    for (const auto &[AxisName, T] : R->map())
+      It->second.Axes.push_back({axis(AxisName), T});
+  return It->second;
 }
 
 /// The result of an op the core accepted: an axis is known only if every
 /// tensor operand is known on it (or provably lacks it), since an unknown
 /// operand may carry any type. A type an operand already had keeps that
 /// operand's origin, so notes lead back to the annotation or collective.
-Value Transfer::resultOf(const core::TensorType &R, const Operands &Ops,
+Value Transfer::resultOf(const InferVerdict &R, const Operands &Ops,
                          SourceLocation Loc) {
-  Value Out = fromCore(R, {Loc, OriginKind::Inferred}, false);
+  Value Out = Value::closed();
+  for (const auto &[A, T] : R.Axes)
+    Out.set(A, AxisFact::known(T, {Loc, OriginKind::Inferred}));
   bool AnyOpen = false, AnyTensor = false;
   for (const OperandSource &S : Ops.Sources) {
     if (!S.E)
