@@ -219,7 +219,16 @@ Result<AxisOutcome> contract(std::string_view op,
                              "operand is sharded",
                          "all_reduce " + arg(idx[j]) + " first");
     if (!p.is_shard()) continue;
-    int l = ops[j].labels.at(p.dim);
+    if (p.dim >= static_cast<long>(ops[j].labels.size())) {
+      TypeError e;
+      e.kind = ErrorKind::InvalidArgument;
+      e.axis = std::string(axis);
+      e.message = std::string(op) + ": " + arg(idx[j]) + " is S(" +
+                  std::to_string(p.dim) + ") but the op gives it only " +
+                  std::to_string(ops[j].labels.size()) + " dims";
+      return e;
+    }
+    int l = ops[j].labels[p.dim];
     if (L && *L != l) {
       bool both_free = std::count(out_labels.begin(), out_labels.end(), *L) &&
                        std::count(out_labels.begin(), out_labels.end(), l);
@@ -1082,6 +1091,14 @@ Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
     }
     long out_rank = static_cast<long>(target.size());
     long lead = out_rank - rank;
+    if (lead < 0) {
+      TypeError e;
+      e.kind = ErrorKind::InvalidArgument;
+      e.axis = std::string(axis);
+      e.message = std::string(op) + ": " + std::to_string(target.size()) +
+                  " sizes for a tensor of rank " + std::to_string(rank);
+      return e;
+    }
     if (!sharded) return keep(out_rank, 0);
     auto t = target.at(d + lead);
     auto sz = x.shape.size(d);
@@ -1297,6 +1314,24 @@ Result<AxisOutcome> propagate_axis(std::string_view op,
                                    std::string_view axis) {
   std::string name = canonical_op_name(op);
   if (tensors.empty()) return out(Placement::replicate(), std::nullopt);
+  // A shard must name a dim of its operand (a front end may pass a spec and
+  // a shape that disagree; report it instead of indexing out of range).
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto& t = tensors[i];
+    if (t.placement.is_shard() &&
+        (t.placement.dim < 0 ||
+         (t.shape.rank_known() && t.placement.dim >= t.shape.rank()))) {
+      TypeError e;
+      e.kind = ErrorKind::InvalidArgument;
+      e.axis = std::string(axis);
+      e.message = std::string(op) + ": " + arg(i) + " is S(" +
+                  std::to_string(t.placement.dim) + ") on axis " +
+                  std::string(axis) + " but has local shape " +
+                  t.shape.to_string();
+      e.fix = "pass a resolved (non-negative) shard dim below the rank";
+      return e;
+    }
+  }
   switch (shard_rule_of(op)) {
     case ShardRule::Pointwise:
       return pointwise(op, tensors, axis);
