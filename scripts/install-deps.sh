@@ -15,6 +15,8 @@ PACKAGES=(
   python3-torch
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # the conformance test's driver reads JSON (test/conformance)
+  nlohmann-json3-dev
   # formatting
   clang-format
 )
