@@ -152,8 +152,10 @@ def generate_program(rng, pid):
             src = cur if (cur and rng.random() < 0.6) else rng.choice(TYPES)
             legal = LEGAL[op].get(src)
             dst = rng.choice(legal if legal and rng.random() < 0.6 else TYPES)
+            # convert(R|I -> V) unbinds dim 0 like a scatter.
+            unbinds = op == "convert" and dst == "V" and src in "RI"
             add({"op": op, "args": [a], "axis": axis, "src": src, "dst": dst},
-                "other" if op in SHAPE_CHANGING else "2d")
+                "other" if op in SHAPE_CHANGING or unbinds else "2d")
     return prog
 
 
@@ -208,8 +210,8 @@ class Reference:
             return "assert"
         if isinstance(e, NotImplementedError):
             return "notimpl"
-        if isinstance(e, RuntimeError):
-            return "runtime"
+        if isinstance(e, (RuntimeError, IndexError)):
+            return "runtime"  # torch's own errors (c10::Error in C++)
         return type(e).__name__
 
     def tstr(self, x):
