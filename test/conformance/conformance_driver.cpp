@@ -44,6 +44,7 @@ PerAxisType parse_type(const std::string& t) {
   if (t == "I") return spmd::I;
   if (t == "V") return spmd::V;
   if (t == "P") return spmd::P;
+  if (t == "S0") return spmd::S(0);
   throw std::invalid_argument("unknown type '" + t + "'");
 }
 
@@ -102,6 +103,22 @@ void annotate(const at::Tensor& x, const json& type) {
   }
 }
 
+/// checker::typed_scalar(value, scalar_type): the reference's Scalar.
+at::Tensor typed_scalar(const json& s) {
+  std::vector<spmd::AxisType> e;
+  for (const auto& [axis, t] : s.at("scalar_type").items())
+    e.push_back({axis_name(axis), parse_type(t.get<std::string>())});
+  double v = s.at("scalar").get<double>();
+  switch (e.size()) {
+    case 1:
+      return spmd::checker::typed_scalar(v, {e[0]});
+    case 2:
+      return spmd::checker::typed_scalar(v, {e[0], e[1]});
+    default:
+      return spmd::checker::typed_scalar(v, {e[0], e[1], e[2]});
+  }
+}
+
 at::Tensor collective(const std::string& op, const at::Tensor& x,
                       const json& s) {
   spmd::Axis axis{axis_name(s.at("axis").get<std::string>())};
@@ -125,6 +142,10 @@ at::Tensor collective(const std::string& op, const at::Tensor& x,
   if (op == "convert") return spmd::convert(x, axis, src, dst);
   if (op == "reinterpret") return spmd::reinterpret(x, axis, src, dst);
   if (op == "redistribute") return spmd::redistribute(x, axis, src, dst);
+  if (op == "shard") return spmd::shard(x, axis, src, dst);
+  if (op == "unshard") return spmd::unshard(x, axis, src, dst);
+  if (op == "invariant_to_replicate")
+    return spmd::invariant_to_replicate(x, axis);
   throw std::invalid_argument("unknown op '" + op + "'");
 }
 
@@ -169,6 +190,9 @@ at::Tensor step(const json& s, const std::vector<at::Tensor>& vals) {
   if (op == "sub_scalar") return at::sub(a[0], s.at("scalar").get<double>());
   if (op == "mul_scalar") return at::mul(a[0], s.at("scalar").get<double>());
   if (op == "div_scalar") return at::div(a[0], s.at("scalar").get<double>());
+  if (op == "add_typed") return at::add(a[0], typed_scalar(s));
+  if (op == "mul_typed") return at::mul(a[0], typed_scalar(s));
+  if (op == "div_typed") return at::div(a[0], typed_scalar(s));
   if (op == "add_") return a[0].add_(a[1]);
   if (op == "mul_") return a[0].mul_(a[1]);
   if (op == "cat") return at::cat({a[0], a[1]});
