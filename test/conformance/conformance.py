@@ -297,7 +297,7 @@ class Reference:
         typecheck() (the baseline of the timing)."""
         vals, types = [], []
         axes = {a: self.axis[a] for a in prog["axes"]}
-        verdict, at = "ok", -1
+        verdict, at, message = "ok", -1, ""
         mode = self.typecheck(
             strict_mode="strict" if prog["strict"] else "permissive"
         ) if checking else contextlib.nullcontext()
@@ -308,11 +308,12 @@ class Reference:
                         v = self.step(s, vals)
                     except Exception as e:  # the verdict
                         verdict, at = self.kind(e), i
+                        message = str(e).split("\n")[0]
                         break
                     vals.append(v)
                     types.append(self.tstr(v))
         return {"id": prog["id"], "verdict": verdict, "step": at,
-                "types": types}
+                "types": types, "message": message}
 
     def run_all(self, doc, repeat=1):
         results = [self.run_program(p) for p in doc["programs"]]
@@ -358,6 +359,9 @@ def describe(prog, ref, ours):
             if "scalar_type" in s:
                 cause["inputs"].append(type_str(s["scalar_type"]))
             cause["strict"] = prog["strict"]
+            for side, r in (("ref", ref), ("ours", ours)):
+                if r["step"] == i:
+                    cause[side + "_message"] = r["message"][:200]
             return i, cause
     return None, None
 
@@ -428,7 +432,7 @@ def compare(doc, ref, ours, known):
     for r in ref["results"]:
         o = ours_by[r["id"]]
         steps += len(r["types"])
-        if r == o:
+        if all(r[k] == o[k] for k in ("verdict", "step", "types")):
             agree += 1
             continue
         prog = progs[r["id"]]

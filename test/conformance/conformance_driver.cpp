@@ -217,6 +217,7 @@ size_t run_program(const json& prog, json* out, bool checking = true) {
   std::vector<at::Tensor> vals;
   std::vector<std::string> types;
   std::string verdict = "ok";
+  std::string message;  // the first line of the error
   long at_step = -1;
   {
     std::optional<spmd::checker::TypecheckGuard> guard;
@@ -228,6 +229,8 @@ size_t run_program(const json& prog, json* out, bool checking = true) {
       } catch (const std::exception& e) {
         verdict = kind_of(std::current_exception());
         at_step = static_cast<long>(i);
+        message = e.what();
+        message = message.substr(0, message.find('\n'));
         if (out && std::getenv("SPMD_CONFORMANCE_VERBOSE"))
           std::cerr << "program " << prog.at("id") << " step " << i << ": "
                     << verdict << ": " << e.what() << "\n";
@@ -240,7 +243,8 @@ size_t run_program(const json& prog, json* out, bool checking = true) {
     *out = {{"id", prog.at("id")},
             {"verdict", verdict},
             {"step", at_step},
-            {"types", types}};
+            {"types", types},
+            {"message", message}};
   return vals.size();
 }
 
