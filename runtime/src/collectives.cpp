@@ -4,7 +4,8 @@
 //   1. build a core::CollectiveCall, resolve negative shard dims, check the
 //      arguments with the core rules (legality, expert gate, dims);
 //   2. resolve the axis through the current mesh to a process group;
-//   3. lower aliases and redistribute (routing table, §7.12) to a primitive;
+//   3. lower aliases and redistribute (routing table, §7.12) to a primitive
+//      (core::lower_to_primitive);
 //   4. run the primitive as one autograd node (CollectiveFunction) whose
 //      backward runs core::backward_of(primitive) - the dual - through the
 //      same path, so double backward works too;
@@ -25,6 +26,8 @@
 
 #include <numeric>
 #include <sstream>
+
+#include "torch_compat.h"
 
 namespace spmd {
 namespace {
@@ -107,9 +110,9 @@ Tensor gather_stacked(const Tensor& x, const Plan& p) {
 }
 
 // Sum over ranks of piece r: rank s contributes pieces[k] to rank k.
-// Gloo (libtorch 1.13) has no reduce_scatter: there it is one all-to-all of
-// the pieces followed by a local sum, which moves the same bytes as a ring
-// reduce-scatter.
+// Uneven pieces, or a backend without reduce_scatter, take one all-to-all of
+// the pieces followed by a local sum (the same bytes as a ring
+// reduce-scatter).
 // `whole`, when defined, is a contiguous tensor whose flat storage holds the
 // pieces back to back (dim-0 splits): it is sent as is, without a copy.
 Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
@@ -118,7 +121,7 @@ Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
   if (p.n == 1) return mine.clone(at::MemoryFormat::Contiguous);
   bool even = true;
   for (const auto& t : pieces) even = even && t.sizes() == mine.sizes();
-  if (even && p.pg->getBackendName() != "gloo") {
+  if (even && compat::has_native_reduce_scatter(*p.pg)) {
     Tensor out = at::empty(mine.sizes(), mine.options());
     std::vector<Tensor> outs{out};
     std::vector<std::vector<Tensor>> ins{{}};
@@ -135,8 +138,9 @@ Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
   Tensor input = whole.defined() ? whole.view({-1}) : at::cat(flat, 0);
   Tensor output = at::empty({p.n * mine.numel()}, mine.options());
   std::vector<int64_t> out_splits(p.n, mine.numel());
-  wait(p, "alltoall_base", [&] {
-    return p.pg->alltoall_base(output, input, out_splits, in_splits);
+  wait(p, "all_to_all_single", [&] {
+    return compat::all_to_all_single(*p.pg, output, input, out_splits,
+                                     in_splits);
   });
   return output.view({p.n, mine.numel()}).sum(0).view(mine.sizes());
 }
@@ -153,8 +157,9 @@ Tensor exchange(const Tensor& x, std::vector<int64_t> out_rows,
   shape[0] = rows;
   Tensor out = at::empty(shape, in.options());
   if (p.n == 1) return out.copy_(in);
-  wait(p, "alltoall_base",
-       [&] { return p.pg->alltoall_base(out, in, out_rows, in_rows); });
+  wait(p, "all_to_all_single", [&] {
+    return compat::all_to_all_single(*p.pg, out, in, out_rows, in_rows);
+  });
   return out;
 }
 
@@ -282,32 +287,22 @@ Tensor all_to_all_kernel(const Tensor& x, const Plan& p) {
     return exchange(x, out_rows, in_rows, p);
   }
   // Dimension choice of spec §7.6 (shard dims already resolved).
-  const int64_t given_split =
-      wrap_dim(c.split_dim.value_or(0), x.dim(), p, "split_dim");
-  const int64_t given_concat =
-      wrap_dim(c.concat_dim.value_or(0), x.dim(), p, "concat_dim");
+  // A given dim must be in range even where the shards decide.
+  if (c.split_dim) wrap_dim(*c.split_dim, x.dim(), p, "split_dim");
+  if (c.concat_dim) wrap_dim(*c.concat_dim, x.dim(), p, "concat_dim");
+  const core::AllToAllDims dims = core::all_to_all_dims(c);
+  const int64_t split_dim = wrap_dim(dims.split, x.dim(), p, "split_dim");
+  const int64_t concat = wrap_dim(dims.concat, x.dim(), p, "concat_dim");
   if (!src_shard && !dst_shard) {  // stack kernel
-    if (x.size(given_split) != p.n)
-      shape_error(p, "input dimension " + std::to_string(given_split) +
-                         " has size " + std::to_string(x.size(given_split)) +
+    if (x.size(split_dim) != p.n)
+      shape_error(p, "input dimension " + std::to_string(split_dim) +
+                         " has size " + std::to_string(x.size(split_dim)) +
                          " but must equal the group size " +
                          std::to_string(p.n));
-    Tensor out = exchange(x.movedim(given_split, 0), {}, {}, p);  // [n, rest]
-    return given_concat == 0 ? out : out.movedim(0, given_concat).contiguous();
+    Tensor out = exchange(x.movedim(split_dim, 0), {}, {}, p);  // [n, rest]
+    return concat == 0 ? out : out.movedim(0, concat).contiguous();
   }
-  // Shard kernel: S(i)->S(j) splits on j and concatenates on i; S(i)->V
-  // splits on i; V->S(j) concatenates on j.
-  int64_t split_dim, concat;
-  if (src_shard && dst_shard) {
-    split_dim = shard_dim(c.dst);
-    concat = shard_dim(c.src);
-  } else if (src_shard) {
-    split_dim = shard_dim(c.src);
-    concat = given_concat;
-  } else {
-    split_dim = given_split;
-    concat = shard_dim(c.dst);
-  }
+  // Shard kernel: split on split_dim, concatenate on concat.
   if (x.size(split_dim) % p.n != 0)
     throw InvalidArgument(
         p.what + " on axis '" + p.axis + "': input dimension " +
@@ -426,10 +421,6 @@ std::pair<c10::ScalarType, c10::ScalarType> resolve_dtypes(
         return op.value_or(in);
       case core::DtypeChoice::Out:
         return out.value_or(in);
-      case core::DtypeChoice::Narrower: {
-        c10::ScalarType o = out.value_or(in);
-        return bits(o) < bits(in) ? o : in;
-      }
     }
     return in;
   };
@@ -446,8 +437,7 @@ class CollectiveFunction
                         c10::intrusive_ptr<Plan> plan) {
     // The ATen ops a collective runs internally (clone, stack, zeros, ...)
     // are not user ops: keep them away from the runtime checker's fallback.
-    c10::impl::ExcludeDispatchKeyGuard no_typing(
-        c10::DispatchKey::TESTING_ONLY_GenericMode);
+    c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
     ctx->saved_data["plan"] = at::IValue::make_capsule(plan);
     ctx->saved_data["in_dtype"] = x.scalar_type();
     auto [op, out] = resolve_dtypes(plan->call, x.scalar_type(), plan->op_dtype,
@@ -464,8 +454,7 @@ class CollectiveFunction
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    c10::impl::ExcludeDispatchKeyGuard no_typing(
-        c10::DispatchKey::TESTING_ONLY_GenericMode);
+    c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
     auto plan = c10::static_intrusive_pointer_cast<Plan>(
         ctx->saved_data["plan"].toCapsule());
     const auto in_dtype = ctx->saved_data["in_dtype"].toScalarType();
@@ -522,40 +511,6 @@ CollectiveCall make_call(Collective op, PerAxisType src, PerAxisType dst,
   return c;
 }
 
-// Lowers aliases and redistribute to the primitive that moves the data;
-// nullopt when nothing needs to run.
-std::optional<CollectiveCall> lower(const CollectiveCall& call) {
-  CollectiveCall c = call;
-  switch (call.op) {
-    case Collective::Shard:
-      c.op = Collective::Convert;
-      break;
-    case Collective::Unshard:
-      c.op = Collective::AllGather;
-      break;
-    case Collective::InvariantToReplicate:
-      c.op = Collective::Convert;
-      c.src = types::I;
-      c.dst = types::R;
-      break;
-    case Collective::Redistribute: {
-      auto routed = core::route_redistribute(call.src, call.dst);
-      if (!routed) return std::nullopt;
-      c = *routed;
-      c.has_op_dtype = call.has_op_dtype;
-      c.has_out_dtype = call.has_out_dtype;
-      break;
-    }
-    default:
-      break;
-  }
-  // Legality was checked on the user's call; internal lowering may need the
-  // expert-gated primitive (e.g. convert(R, I) for redistribute).
-  c.expert_mode = true;
-  if (core::is_noop(c)) return std::nullopt;
-  return c;
-}
-
 bool is_composed_reinterpret(const CollectiveCall& c) {
   return c.op == Collective::Reinterpret && c.src == types::I &&
          (c.dst == types::V || c.dst == types::P);
@@ -581,7 +536,7 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
 
   const MeshAxisGroup& group = resolve_axis(axis.name);
   Tensor y;
-  if (auto prim = lower(call)) {
+  if (auto prim = core::lower_to_primitive(call)) {
     auto plan = c10::make_intrusive<Plan>();
     plan->call = *prim;
     plan->what = core::to_string(op);
@@ -618,8 +573,7 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
     // In place: the result is x itself (autograd may hand back an alias).
     if (inplace) y = x;
   } else {
-    c10::impl::ExcludeDispatchKeyGuard no_typing(
-        c10::DispatchKey::TESTING_ONLY_GenericMode);
+    c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
     y = options.out_dtype ? x.to(*options.out_dtype) : x;
   }
   if (auto* hook = detail::current_collective_hook())
@@ -668,8 +622,9 @@ at::Tensor unshard(const at::Tensor& x, const Axis& axis, PerAxisType src,
 }
 at::Tensor invariant_to_replicate(const at::Tensor& x, const Axis& axis,
                                   const CollectiveOptions& options) {
-  return run(Collective::InvariantToReplicate, x, axis, types::I, types::R,
-             options);
+  const auto [src, dst] =
+      *core::implied_types(Collective::InvariantToReplicate);
+  return run(Collective::InvariantToReplicate, x, axis, src, dst, options);
 }
 
 }  // namespace spmd
