@@ -106,7 +106,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // -ferror-limit=0: a broken site must not hide the sites after it.
   clang::tooling::ToolInvocation Invocation(
       {"clang++", "-std=c++20", "-fsyntax-only", "-ferror-limit=0",
-       "-I" SPMD_ANNOTATIONS_INCLUDE, "/fuzz/input.cpp"},
+       "-fno-caret-diagnostics", "-I" SPMD_ANNOTATIONS_INCLUDE,
+       "/fuzz/input.cpp"},
       std::make_unique<Action>(), Files.get());
   FormatAndDrop Diagnostics;
   Invocation.setDiagnosticConsumer(&Diagnostics);

@@ -469,6 +469,8 @@ def case_burst():
     print("200 edits sent in %.2f s; SPMD diagnostics of the last version "
           "%.2f s after the last edit; %d analyses completed, %d cancelled" %
           (sent - t0, done - sent, len(checked), len(cancelled)))
+    for line in checked:
+        print(line)
     shutdown(client)
 
 

@@ -87,9 +87,9 @@ cl::list<std::string> Ignore("ignore",
                              cl::cat(Category));
 
 cl::opt<unsigned> Parallel("j",
-                       cl::desc("Check <N> files in parallel (0: one per "
-                                "hardware thread; default 1)"),
-                       cl::value_desc("N"), cl::init(1), cl::cat(Category));
+                           cl::desc("Check <N> files in parallel (0: one per "
+                                    "hardware thread; default 1)"),
+                           cl::value_desc("N"), cl::init(1), cl::cat(Category));
 
 cl::opt<std::string>
     SourceRoot("source-root",

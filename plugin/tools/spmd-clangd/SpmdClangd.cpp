@@ -12,9 +12,12 @@
 // quick-fix code actions for fix-its.
 //
 // Threads: the main thread reads the editor, one thread reads clangd, one
-// worker runs analyses. Neither reader ever waits for an analysis; a result
-// is shown only if the document still has the version it was computed for;
-// a crash in the analysis is caught (CrashRecoveryContext) and logged.
+// worker runs analyses. Neither reader ever waits for an analysis; an edit
+// cancels the analysis in flight (only the latest version is analysed); a
+// result is shown only if the document still has the version it was
+// computed for; a crash in the analysis is caught (CrashRecoveryContext) and
+// logged. Messages that would stop clangd are answered here; the editor's
+// "exit" never waits for clangd more than a moment.
 //
 //===----------------------------------------------------------------------===//
 
@@ -436,11 +439,11 @@ void Proxy::rejectClientMessage(const llvm::Twine &What) {
   // JSON-RPC's answer to an invalid request whose id cannot be known.
   json::Object Error{{"code", -32600},
                      {"message", ("invalid request: " + What).str()}};
-  ToClient.write(
-      llvm::formatv("{0}", json::Value(json::Object{{"jsonrpc", "2.0"},
-                                                    {"id", nullptr},
-                                                    {"error", std::move(Error)}}))
-          .str());
+  ToClient.write(llvm::formatv("{0}", json::Value(json::Object{
+                                          {"jsonrpc", "2.0"},
+                                          {"id", nullptr},
+                                          {"error", std::move(Error)}}))
+                     .str());
 }
 
 void Proxy::clientLoop() {
