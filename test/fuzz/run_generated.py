@@ -76,6 +76,9 @@ def main():
     ap.add_argument("--classes", default=",".join(gen_annotated.CLASSES))
     ap.add_argument("--regressions",
                     help="also compile every .cpp in this directory")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="seconds after which no new compile starts (0: no "
+                    "limit); the regressions always run first")
     args = ap.parse_args()
 
     shutil.rmtree(args.work_dir, ignore_errors=True)
@@ -91,15 +94,38 @@ def main():
     if args.regressions and os.path.isdir(args.regressions):
         for name in sorted(os.listdir(args.regressions)):
             if name.endswith(".cpp"):
-                jobs.append(("regression",
-                             os.path.join(args.regressions, name)))
+                jobs.insert(0, ("regression",
+                                os.path.join(args.regressions, name)))
+    # Round-robin over the classes, so that a time budget cuts every class
+    # short alike.
+    by_class = {}
+    for cls, path in jobs:
+        by_class.setdefault(cls, []).append(path)
+    order = []
+    while any(by_class.values()):
+        for cls in list(by_class):
+            if by_class[cls]:
+                order.append((cls, by_class[cls].pop(0)))
+    jobs = order
 
     stats = {}  # class -> dict
     failures = []
+    started = time.monotonic()
+    skipped = 0
+
+    def run_within_budget(cls, path, mode):
+        if args.budget and time.monotonic() - started > args.budget:
+            return None
+        return compile_one(args, path, mode)
+
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(compile_one, args, path, mode): (cls, path, mode)
+        futures = {pool.submit(run_within_budget, cls, path, mode):
+                   (cls, path, mode)
                    for cls, path in jobs for mode in MODES}
         for fut in concurrent.futures.as_completed(futures):
+            if fut.result() is None:
+                skipped += 1
+                continue
             cls, path, mode = futures[fut]
             outcome, took, cmd, stderr = fut.result()
             s = stats.setdefault(cls, {"cases": set(), "compiles": 0,
@@ -130,6 +156,9 @@ def main():
         print("%-14s | %5d | %8d | %7d | %5d | %.1f" %
               (cls, len(s["cases"]), s["compiles"], s["crash"], s["hang"],
                s["max"]))
+    if skipped:
+        print("%d compiles not started: the %.0f s budget was spent" %
+              (skipped, args.budget))
     for f in failures:
         print(f)
     return 1 if failures else 0
