@@ -409,7 +409,9 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
       const auto *VD = dyn_cast<VarDecl>(D);
       OK = isa<FunctionDecl>(D) || isa<ParmVarDecl>(D) ||
            (isa<FieldDecl>(D) && !isa<ObjCIvarDecl>(D)) ||
-           (VD && VD->isLocalVarDecl());
+           // A static, thread_local or extern local lives across calls:
+           // not a per-call value the dataflow can follow.
+           (VD && VD->isLocalVarDecl() && VD->hasLocalStorage());
     } else {
       OK = isa<FunctionDecl>(D);
     }
@@ -430,6 +432,13 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     if (const auto *VD = dyn_cast<VarDecl>(D)) {
       if (VD->isStaticDataMember())
         return "static data members";
+      if (VD->isLocalVarDecl()) {
+        if (VD->getTSCSpec() != TSCS_unspecified)
+          return "thread_local local variables";
+        if (VD->hasExternalStorage())
+          return "extern local variables";
+        return "static local variables";
+      }
       return "global or namespace-scope variables";
     }
     if (isa<FieldDecl>(D))

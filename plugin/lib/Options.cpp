@@ -38,13 +38,57 @@ Options::Options() {
   Severities[static_cast<unsigned>(DiagKind::UnknownType)] = Severity::Warning;
 }
 
+/// "collective-argument, collective-input, ...".
+static std::string kindList() {
+  std::string S;
+  for (unsigned I = 0; I < NumDiagKinds; ++I)
+    S += std::string(I ? ", " : "") + KindNames[I];
+  return S;
+}
+
+/// What parseArgs accepts, for error messages.
+static std::string acceptedArguments() {
+  return "expected 'strict', 'system-headers', 'stats', 'warn=<kind>', "
+         "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
+         kindList() + ")";
+}
+
+bool collectPluginArgs(
+    const std::map<std::string, std::vector<std::string>> &PluginArgs,
+    std::vector<std::string> &Out, std::string &Err) {
+  for (const auto &[Name, Args] : PluginArgs) {
+    llvm::StringRef N(Name);
+    if (N == "spmd-check") {
+      Out.insert(Out.end(), Args.begin(), Args.end());
+      continue;
+    }
+    if (N != "spmd") {
+      if (!N.starts_with("spmd"))
+        continue; // another plugin's
+      Err = "unknown plugin name '" + Name + "' in -fplugin-arg-" + Name + "-" +
+            (Args.empty() ? std::string() : Args.front()) +
+            "; spmd-check's arguments are spelled "
+            "-fplugin-arg-spmd-check-<arg>, " +
+            acceptedArguments();
+      return false;
+    }
+    for (llvm::StringRef A : Args) {
+      if (A.consume_front("check-")) {
+        Out.push_back(A.str());
+        continue;
+      }
+      Err = "unknown plugin argument -fplugin-arg-spmd-" + A.str() +
+            " (did you mean -fplugin-arg-spmd-check-" + A.str() +
+            "?); spmd-check's arguments are spelled "
+            "-fplugin-arg-spmd-check-<arg>, " +
+            acceptedArguments();
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
-  auto Kinds = [] {
-    std::string S;
-    for (unsigned I = 0; I < NumDiagKinds; ++I)
-      S += std::string(I ? ", " : "") + KindNames[I];
-    return S;
-  };
   for (llvm::StringRef Arg : Args) {
     if (Arg == "strict") {
       Strict = true;
@@ -67,10 +111,8 @@ bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
     else if (Name == "ignore")
       Sev = Severity::Ignored;
     if (!Sev || Value.empty()) {
-      Err = "unknown spmd-check argument '" + Arg.str() +
-            "'; expected 'strict', 'system-headers', 'stats', 'warn=<kind>', "
-            "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
-            Kinds() + ")";
+      Err = "unknown spmd-check argument '" + Arg.str() + "'; " +
+            acceptedArguments();
       return false;
     }
     if (Value == "all") {
@@ -80,7 +122,7 @@ bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
     std::optional<DiagKind> K = parseDiagKind(Value);
     if (!K) {
       Err = "unknown spmd-check diagnostic kind '" + Value.str() + "' in '" +
-            Arg.str() + "'; expected all, " + Kinds();
+            Arg.str() + "'; expected all, " + kindList();
       return false;
     }
     Severities[static_cast<unsigned>(*K)] = *Sev;

@@ -173,6 +173,9 @@ private:
 struct SpmdResult {
   int64_t Version = -1; ///< the document version analysed; -1: none yet
   bool Crashed = false;
+  /// Stopped because the document changed (or closed, or the editor left):
+  /// nothing to show.
+  bool Cancelled = false;
   json::Array Diagnostics;
   /// Quick fixes: CodeAction objects, each for one of Diagnostics.
   std::vector<json::Object> Actions;
@@ -185,6 +188,9 @@ struct Document {
   /// The params of clangd's latest publishDiagnostics for the document.
   std::optional<json::Object> ServerParams;
   SpmdResult Spmd;
+  /// The version of the latest publishDiagnostics sent to the editor: the
+  /// versions it sees never go back.
+  std::optional<int64_t> PublishedVersion;
 };
 
 /// Whether LSP positions a <= b.
@@ -226,12 +232,15 @@ public:
   void stop() {
     std::lock_guard<std::mutex> Lock(Mutex);
     Stopping = true;
+    CancelCurrent = true; // abandon the analysis in flight
     Wake.notify_all();
   }
   void closeServerInput() { ToServer.close(); }
   /// Whether the editor sent "exit" or closed its end (set before "exit" is
   /// relayed, so clangd's exit that follows is never taken for a crash).
   bool clientFinished() const { return ClientFinished; }
+  /// Whether the editor sent "shutdown" (then "exit" means status 0).
+  bool shutdownRequested() const { return ShutdownRequested; }
 
 private:
   void observeClientMessage(json::Object &Message);
@@ -239,7 +248,9 @@ private:
   /// (itself, or with SPMD diagnostics / code actions merged).
   std::optional<json::Object> rewriteServerMessage(json::Object &Message);
   void enqueue(llvm::StringRef Uri);
-  json::Object publishMessage(llvm::StringRef Uri, const Document &D);
+  json::Object publishMessage(llvm::StringRef Uri, Document &D);
+  /// Cancels the analysis in flight if it is of \p Uri (under Mutex).
+  void cancelIfCurrent(llvm::StringRef Uri);
   SpmdResult
   analyse(llvm::StringRef Uri, const Document &Snapshot,
           PreambleCache *Preamble,
@@ -250,6 +261,10 @@ private:
 
   ProxyOptions Opts;
   std::atomic<bool> ClientFinished{false};
+  std::atomic<bool> ShutdownRequested{false};
+  /// Set to stop the analysis in flight: its document changed or closed, or
+  /// the editor is leaving. Reset by the worker when it starts the next one.
+  std::atomic<bool> CancelCurrent{false};
   MessageWriter ToClient, ToServer;
   MessageReader FromServer;
   CommandLookup Commands;
@@ -263,6 +278,8 @@ private:
   bool InlineCodeActions = false;
   std::optional<std::string> InitializeId;
   llvm::StringMap<Document> Docs;
+  /// The document being analysed, or empty.
+  std::string CurrentUri;
   std::deque<std::string> Queue;
   llvm::StringSet<> Queued;
   /// Open textDocument/codeAction requests: id -> params.
@@ -279,6 +296,11 @@ void Proxy::logToClient(int Type, const llvm::Twine &Message) {
   ToClient.write(llvm::formatv("{0}", json::Value(std::move(Note))).str());
 }
 
+void Proxy::cancelIfCurrent(llvm::StringRef Uri) {
+  if (!CurrentUri.empty() && CurrentUri == Uri)
+    CancelCurrent = true;
+}
+
 void Proxy::enqueue(llvm::StringRef Uri) {
   if (Queued.insert(Uri).second)
     Queue.push_back(Uri.str());
@@ -291,6 +313,21 @@ void Proxy::observeClientMessage(json::Object &Message) {
     return;
   json::Object *Params = Message.getObject("params");
   std::lock_guard<std::mutex> Lock(Mutex);
+  if (*Method == "shutdown") {
+    // No result will be shown any more: stop analysing.
+    ShutdownRequested = true;
+    Stopping = true;
+    CancelCurrent = true;
+    Wake.notify_all();
+    return;
+  }
+  if (*Method == "$/cancelRequest") {
+    // clangd answers the request (with RequestCancelled or its result); the
+    // answer is relayed as is.
+    if (const json::Value *Id = Params ? Params->get("id") : nullptr)
+      CodeActionRequests.erase(idKey(*Id));
+    return;
+  }
   if (*Method == "initialize") {
     if (const json::Value *Id = Message.get("id"))
       InitializeId = idKey(*Id);
@@ -313,6 +350,7 @@ void Proxy::observeClientMessage(json::Object &Message) {
     std::optional<llvm::StringRef> Text = TD->getString("text");
     if (!Path || !Text)
       return;
+    cancelIfCurrent(*Uri);
     Document &D = Docs[*Uri];
     D = Document();
     D.Path = *Path;
@@ -332,8 +370,11 @@ void Proxy::observeClientMessage(json::Object &Message) {
         log("ignoring a bad change of " + *Uri + ": " + Err);
     }
     D.Version = TD->getInteger("version").value_or(D.Version + 1);
+    // Only the latest version is analysed: stop the one in flight.
+    cancelIfCurrent(*Uri);
     enqueue(*Uri);
   } else if (*Method == "textDocument/didClose") {
+    cancelIfCurrent(*Uri);
     Docs.erase(*Uri);
   } else if (*Method == "textDocument/codeAction") {
     if (const json::Value *Id = Message.get("id"))
@@ -341,7 +382,7 @@ void Proxy::observeClientMessage(json::Object &Message) {
   }
 }
 
-json::Object Proxy::publishMessage(llvm::StringRef Uri, const Document &D) {
+json::Object Proxy::publishMessage(llvm::StringRef Uri, Document &D) {
   json::Object Params =
       D.ServerParams ? *D.ServerParams
                      : json::Object{{"uri", Uri.str()}, {"version", D.Version}};
@@ -349,9 +390,20 @@ json::Object Proxy::publishMessage(llvm::StringRef Uri, const Document &D) {
   if (const json::Array *Server = Params.getArray("diagnostics"))
     Diags = *Server;
   // Stale SPMD results (for an older version of the text) are never shown.
-  if (D.Spmd.Version == D.Version)
+  std::optional<int64_t> Version = Params.getInteger("version");
+  if (D.Spmd.Version == D.Version) {
     for (const json::Value &V : D.Spmd.Diagnostics)
       Diags.push_back(V);
+    Version = std::max(Version.value_or(D.Version), D.Version);
+  }
+  // clangd's diagnostics for version N can come after SPMD ones published
+  // for N+1: the version an editor sees never goes back.
+  if (Version) {
+    if (D.PublishedVersion)
+      Version = std::max(*Version, *D.PublishedVersion);
+    Params["version"] = *Version;
+    D.PublishedVersion = Version;
+  }
   Params["diagnostics"] = std::move(Diags);
   return json::Object{{"jsonrpc", "2.0"},
                       {"method", "textDocument/publishDiagnostics"},
@@ -431,13 +483,28 @@ std::optional<json::Object> Proxy::rewriteServerMessage(json::Object &Message) {
   return std::nullopt;
 }
 
+/// Messages nested deeper than this are relayed without being parsed (LSP
+/// messages nest a dozen levels; llvm::json::parse recurses per level).
+constexpr unsigned MaxJsonDepth = 1000;
+
 void Proxy::clientLoop() {
   MessageReader FromClient(STDIN_FILENO);
   std::string Body, Err;
-  while (FromClient.read(Body, Err)) {
+  while (true) {
+    MessageReader::Result Got = FromClient.read(Body, Err);
+    if (Got == MessageReader::Result::End)
+      break;
+    if (Got == MessageReader::Result::Malformed) {
+      // Nothing to relay: the message's extent is unknown. Go on with the
+      // next one, as clangd does.
+      logToClient(2, "skipped a malformed message from the editor: " + Err);
+      continue;
+    }
     bool Exit = false;
-    llvm::Expected<json::Value> V = json::parse(Body);
-    if (!V) {
+    if (jsonNestsDeeperThan(Body, MaxJsonDepth)) {
+      log("editor sent a message nested more than " +
+          llvm::Twine(MaxJsonDepth) + " levels deep (relayed unread)");
+    } else if (llvm::Expected<json::Value> V = json::parse(Body); !V) {
       log("editor sent a message that is not JSON (relayed as is): " +
           llvm::toString(V.takeError()));
     } else if (json::Object *O = V->getAsObject()) {
@@ -454,19 +521,26 @@ void Proxy::clientLoop() {
       return;
   }
   ClientFinished = true;
-  if (!Err.empty())
-    log("reading from the editor: " + Err);
 }
 
 void Proxy::serverLoop() {
   std::string Body, Err;
-  while (FromServer.read(Body, Err)) {
-    llvm::Expected<json::Value> V = json::parse(Body);
+  while (true) {
+    MessageReader::Result Got = FromServer.read(Body, Err);
+    if (Got == MessageReader::Result::End)
+      break;
+    if (Got == MessageReader::Result::Malformed) {
+      log("skipped a malformed message from clangd: " + Err);
+      continue;
+    }
     std::optional<json::Object> Rewritten;
-    if (!V)
-      llvm::consumeError(V.takeError());
-    else if (json::Object *O = V->getAsObject())
-      Rewritten = rewriteServerMessage(*O);
+    if (!jsonNestsDeeperThan(Body, MaxJsonDepth)) {
+      llvm::Expected<json::Value> V = json::parse(Body);
+      if (!V)
+        llvm::consumeError(V.takeError());
+      else if (json::Object *O = V->getAsObject())
+        Rewritten = rewriteServerMessage(*O);
+    }
     if (!Rewritten) {
       ToClient.write(Body);
       continue;
@@ -477,8 +551,6 @@ void Proxy::serverLoop() {
     ToClient.write(
         llvm::formatv("{0}", json::Value(std::move(*Rewritten))).str());
   }
-  if (!Err.empty())
-    log("reading from clangd: " + Err);
 }
 
 json::Value Proxy::toLspRange(const Position &Begin, const Position &End,
@@ -527,8 +599,16 @@ SpmdResult Proxy::analyse(
         llvm::StringRef(Snapshot.Text).contains(Opts.CrashMarker))
       LLVM_BUILTIN_TRAP;
     runAnalysis(Command, Opts.PluginArgs, FS, Collector, &Timing,
-                /*FilesRead=*/nullptr, Preamble);
+                /*FilesRead=*/nullptr, Preamble, &CancelCurrent);
   });
+  if (Finished && Timing.Cancelled) {
+    log(llvm::formatv("cancelled {0} (version {1}) after {2:f1} ms: "
+                      "superseded",
+                      Snapshot.Path, Snapshot.Version, Timing.TotalMs)
+            .str());
+    R.Cancelled = true;
+    return R;
+  }
   if (!Finished) {
     logToClient(1, llvm::formatv("the SPMD analysis crashed on {0} (version "
                                  "{1}); clangd's diagnostics are unaffected",
@@ -656,6 +736,9 @@ void Proxy::workerLoop() {
       auto It = Docs.find(Uri);
       if (It == Docs.end())
         continue;
+      // Edits from here on cancel this run (they also queue the next).
+      CurrentUri = Uri;
+      CancelCurrent = false;
       Snapshot.Path = It->second.Path;
       Snapshot.Version = It->second.Version;
       Snapshot.Text = It->second.Text;
@@ -679,8 +762,10 @@ void Proxy::workerLoop() {
     if (Result.Crashed)
       Preambles.erase(Snapshot.Path); // its state is unknown after a crash
     std::lock_guard<std::mutex> Lock(Mutex);
+    CurrentUri.clear();
     auto It = Docs.find(Uri);
-    if (It == Docs.end() || It->second.Version != Result.Version)
+    if (Result.Cancelled || It == Docs.end() ||
+        It->second.Version != Result.Version)
       continue; // edited (or closed) meanwhile: a newer run is queued
     It->second.Spmd = std::move(Result);
     ToClient.write(
@@ -741,17 +826,10 @@ bool spawnClangd(const ProxyOptions &Opts, pid_t &Pid, int &ToFD, int &FromFD) {
   return true;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
-  // Writing to a clangd that has gone must fail with EPIPE, not kill us.
-  sigset_t Pipe;
-  sigemptyset(&Pipe);
-  sigaddset(&Pipe, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &Pipe, nullptr);
-
-  ProxyOptions Opts;
+/// Reads the proxy's own options; everything else is for clangd. Returns an
+/// exit status when the program should stop here (--spmd-help, an error).
+std::optional<int> parseProxyOptions(int argc, char **argv,
+                                     ProxyOptions &Opts) {
   std::vector<std::string> PluginArgs;
   for (int I = 1; I < argc; ++I) {
     llvm::StringRef A = argv[I];
@@ -780,9 +858,10 @@ int main(int argc, char **argv) {
                     "--spmd-help)\n";
     return 1;
   }
+  Opts.PluginArgs = std::move(PluginArgs);
   if (Opts.ClangdPath.empty()) {
     std::string Self = llvm::sys::fs::getMainExecutable(
-        argv[0], reinterpret_cast<void *>(&main));
+        argv[0], reinterpret_cast<void *>(&parseProxyOptions));
     std::optional<std::string> Found = findClangd(Self);
     if (!Found) {
       llvm::errs() << "spmd-clangd: error: no clangd-19 or clangd on PATH; "
@@ -791,20 +870,39 @@ int main(int argc, char **argv) {
     }
     Opts.ClangdPath = *Found;
   }
-  Opts.PluginArgs = std::move(PluginArgs);
+  return std::nullopt;
+}
 
-  pid_t Pid;
-  int ToFD, FromFD;
-  if (!spawnClangd(Opts, Pid, ToFD, FromFD)) {
-    llvm::errs() << "spmd-clangd: error: cannot start '" << Opts.ClangdPath
-                 << "': " << strerror(errno)
-                 << " (pass the path of clangd with --clangd=<path>)\n";
-    return 1;
+/// Waits for clangd to exit, at most \p Grace, then kills it. Returns its
+/// exit status, or -1 when it had to be killed.
+int reapClangd(pid_t Pid, std::chrono::milliseconds Grace) {
+  auto Deadline = std::chrono::steady_clock::now() + Grace;
+  int Status = 0;
+  while (true) {
+    pid_t Got = waitpid(Pid, &Status, WNOHANG);
+    if (Got == Pid)
+      return WIFEXITED(Status) ? WEXITSTATUS(Status) : 1;
+    if (Got < 0 && errno != EINTR)
+      return 1;
+    if (std::chrono::steady_clock::now() >= Deadline)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  log("started " + Opts.ClangdPath);
+  // clangd finishes the work in flight (a libtorch preamble: tens of
+  // seconds) before it honours "exit"; the editor must not wait for that.
+  kill(Pid, SIGKILL);
+  while (waitpid(Pid, &Status, 0) < 0 && errno == EINTR)
+    ;
+  return -1;
+}
 
-  llvm::CrashRecoveryContext::Enable();
-  initializeAnalysis();
+/// How long clangd gets to exit after the editor's "exit" (or end of input)
+/// before it is killed.
+constexpr std::chrono::milliseconds ClangdExitGrace(1500);
+
+/// Relays between the editor and clangd until the editor leaves; returns
+/// the exit status (LSP: 0 after shutdown + exit, 1 after exit alone).
+int runProxy(ProxyOptions Opts, pid_t Pid, int ToFD, int FromFD) {
   Proxy P(std::move(Opts), ToFD, FromFD);
   std::thread ServerThread([&P, Pid] {
     P.serverLoop();
@@ -818,21 +916,54 @@ int main(int argc, char **argv) {
     log("clangd exited unexpectedly; exiting");
     std::_Exit(WIFEXITED(Status) ? WEXITSTATUS(Status) : 1);
   });
+  ServerThread.detach();
   // Clang's parser recurses deeply: give the analysis clangd's stack size.
   llvm::thread Worker(std::optional<unsigned>(8u << 20),
                       [&P] { P.workerLoop(); });
+  Worker.detach();
 
   P.clientLoop();
-  // clangd exits on "exit" or on end of input; relay what it still sends.
-  P.closeServerInput();
-  ServerThread.join();
-  int Status = 0;
-  while (waitpid(Pid, &Status, 0) < 0 && errno == EINTR)
-    ;
-  int Code = WIFEXITED(Status) ? WEXITSTATUS(Status) : 1;
+  // An analysis still running is abandoned (cancelled; its result would be
+  // stale), and clangd gets a moment to exit on its own.
   P.stop();
-  // An analysis still running is abandoned; its result would be stale.
-  Worker.detach();
+  P.closeServerInput();
+  int Code = reapClangd(Pid, ClangdExitGrace);
+  if (Code < 0) {
+    log("clangd did not exit within " + llvm::Twine(ClangdExitGrace.count()) +
+        " ms; killed it");
+    Code = P.shutdownRequested() ? 0 : 1;
+  }
+  return Code;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  // Writing to a clangd that has gone must fail with EPIPE, not kill us.
+  sigset_t Pipe;
+  sigemptyset(&Pipe);
+  sigaddset(&Pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &Pipe, nullptr);
+
+  ProxyOptions Opts;
+  if (std::optional<int> Done = parseProxyOptions(argc, argv, Opts))
+    return *Done;
+
+  pid_t Pid;
+  int ToFD, FromFD;
+  if (!spawnClangd(Opts, Pid, ToFD, FromFD)) {
+    llvm::errs() << "spmd-clangd: error: cannot start '" << Opts.ClangdPath
+                 << "': " << strerror(errno)
+                 << " (pass the path of clangd with --clangd=<path>)\n";
+    return 1;
+  }
+  log("started " + Opts.ClangdPath);
+  llvm::CrashRecoveryContext::Enable();
+  initializeAnalysis();
+  int Code = runProxy(std::move(Opts), Pid, ToFD, FromFD);
+  // Threads still running (an abandoned analysis, the clangd reader) must
+  // not hold the exit: no static destructors.
   llvm::errs().flush();
   std::_Exit(Code);
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,34 @@ TEST(PluginOptions, BadArgumentsNameTheProblem) {
   EXPECT_NE(Err.find("'op-typo'"), std::string::npos);
   EXPECT_NE(Err.find("op-type"), std::string::npos);
   EXPECT_FALSE(O.parseArgs({"warn="}, Err));
+}
+
+TEST(PluginOptions, DriverSpellingsAreCollectedInOrder) {
+  std::map<std::string, std::vector<std::string>> Map = {
+      {"spmd", {"check-strict", "check-warn=op-type"}},
+      {"spmd-check", {"stats"}},
+      {"other-plugin", {"whatever"}}};
+  std::vector<std::string> Out;
+  std::string Err;
+  ASSERT_TRUE(collectPluginArgs(Map, Out, Err)) << Err;
+  EXPECT_EQ(Out, (std::vector<std::string>{"strict", "warn=op-type", "stats"}));
+}
+
+TEST(PluginOptions, MisspelledPluginArgumentIsAnError) {
+  std::vector<std::string> Out;
+  std::string Err;
+  // -fplugin-arg-spmd-strict: plugin "spmd", argument "strict".
+  EXPECT_FALSE(collectPluginArgs({{"spmd", {"strict"}}}, Out, Err));
+  EXPECT_NE(Err.find("-fplugin-arg-spmd-strict"), std::string::npos) << Err;
+  EXPECT_NE(Err.find("did you mean -fplugin-arg-spmd-check-strict"),
+            std::string::npos)
+      << Err;
+  EXPECT_NE(Err.find("'system-headers'"), std::string::npos) << Err;
+  // -fplugin-arg-spmdcheck-strict: plugin "spmdcheck".
+  Err.clear();
+  EXPECT_FALSE(collectPluginArgs({{"spmdcheck", {"strict"}}}, Out, Err));
+  EXPECT_NE(Err.find("unknown plugin name 'spmdcheck'"), std::string::npos)
+      << Err;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #define SPMD_CORE_CORE_H
 
 #include <spmd/core/annotation_rules.h>
+#include <spmd/core/collective_options.h>
 #include <spmd/core/collectives.h>
 #include <spmd/core/error.h>
 #include <spmd/core/mesh_axis.h>

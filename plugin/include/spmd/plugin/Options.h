@@ -13,8 +13,10 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace spmd::plugin {
 
@@ -76,6 +78,20 @@ struct Options {
   /// accepted ones) on an unknown argument or kind.
   bool parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err);
 };
+
+/// The spmd-check arguments in Clang's plugin-argument map
+/// (FrontendOptions::PluginArgs, plugin name -> arguments), appended to
+/// \p Out in order. The driver turns `-fplugin-arg-spmd-check-<arg>` into
+/// plugin "spmd", argument "check-<arg>" (a plugin name ends at the first
+/// '-'), and `-Xclang -plugin-arg-spmd-check -Xclang <arg>` into plugin
+/// "spmd-check", argument "<arg>". Any other argument of plugin "spmd" (e.g.
+/// `-fplugin-arg-spmd-strict`) and any plugin name that starts with "spmd"
+/// (`-fplugin-arg-spmdcheck-strict`) is a misspelling that Clang would
+/// silently drop: returns false with \p Err naming it, its right spelling
+/// and the accepted arguments.
+bool collectPluginArgs(
+    const std::map<std::string, std::vector<std::string>> &PluginArgs,
+    std::vector<std::string> &Out, std::string &Err);
 
 } // namespace spmd::plugin
 
