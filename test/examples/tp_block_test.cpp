@@ -111,8 +111,7 @@ spmd::testing::RankProgram parallel(const Config& c, bool typecheck) {
       checked.emplace();
       sp ? assert_types_sp(p, x, target) : assert_types_tp(p, x, target);
     }
-    for (int step : rank.steps()) {
-      (void)step;
+    while (rank.next_step()) {
       for (at::Tensor* t : {&p.ln_w, &p.ln_b, &p.w1, &p.w2})
         t->mutable_grad() = at::Tensor();
       at::Tensor out = sp ? mlp_block_sp(x, p.ln_w, p.ln_b, p.w1, p.w2)
@@ -144,8 +143,7 @@ spmd::testing::SingleProgram single(
     Reference ref;
     ref.p = FullParams{leaf(full.ln_w), leaf(full.ln_b), leaf(full.w1),
                        leaf(full.w2)};
-    for (int step : s.steps()) {
-      (void)step;
+    while (s.next_step()) {
       ref.step(data, c.lr);
       if (losses) losses->push_back(ref.loss);
       s.record("loss", at::scalar_tensor(ref.loss, at::kDouble));

@@ -113,8 +113,15 @@ class Recorder {
   explicit Recorder(int steps) : steps_(steps) {}
   virtual ~Recorder() = default;
 
-  /// The step loop (see StepRange).
+  /// The step loop (see StepRange): `for (int step : rank.steps())`.
   StepRange steps() { return StepRange(&step_, steps_); }
+  /// The same loop without a variable: `while (rank.next_step())` advances
+  /// to the next step and returns false after the last one.
+  bool next_step() {
+    if (step_ >= steps_) return false;
+    ++step_;
+    return true;
+  }
   /// The current step: 0 before steps(), then 1..steps (the last one after
   /// the loop, so final parameters recorded after the loop belong to it).
   int step() const { return step_; }
