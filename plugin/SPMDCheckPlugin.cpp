@@ -29,17 +29,13 @@ public:
 
   bool ParseArgs(const CompilerInstance &CI,
                  const std::vector<std::string> &Args) override {
-    std::vector<std::string> All(Args.begin(), Args.end());
-    const auto &PluginArgs = CI.getFrontendOpts().PluginArgs;
-    auto It = PluginArgs.find("spmd");
-    if (It != PluginArgs.end())
-      for (const std::string &A : It->second) {
-        llvm::StringRef S(A);
-        if (S.consume_front("check-"))
-          All.push_back(S.str());
-      }
+    // Args are this plugin's own (-plugin-arg-spmd-check); the driver's
+    // spelling and misspellings of it are under other plugin names.
+    std::vector<std::string> All;
     std::string Err;
-    if (Opts.parseArgs(All, Err))
+    if (spmd::plugin::collectPluginArgs(CI.getFrontendOpts().PluginArgs, All,
+                                        Err) &&
+        Opts.parseArgs(All, Err))
       return true;
     DiagnosticsEngine &D = CI.getDiagnostics();
     D.Report(D.getCustomDiagID(DiagnosticsEngine::Error, "spmd-check: %0"))

@@ -105,4 +105,28 @@ std::vector<std::string> missing_axes(
   return out;
 }
 
+Status check_mesh_complete(const TensorType& type,
+                           const std::vector<std::string>& mesh_axes,
+                           std::string_view subject, std::string_view mesh) {
+  std::vector<std::string> missing = missing_axes(type, mesh_axes);
+  if (missing.empty()) return Ok{};
+  // The first missing axis in the mesh's own order (how the user wrote it).
+  const std::string& first =
+      *std::find_if(mesh_axes.begin(), mesh_axes.end(),
+                    [&](const std::string& a) { return !type.has(a); });
+  TypeError e;
+  e.kind = ErrorKind::SpmdTypeError;
+  e.axis = first;
+  e.actual = type.to_string();
+  e.expected = "{";
+  for (std::size_t i = 0; i < missing.size(); ++i)
+    e.expected += (i ? ", " : "") + missing[i];
+  e.expected += "}";
+  e.message = std::string(subject) + " has no type for axis '" + first +
+              "' of " + std::string(mesh);
+  e.fix = "annotate it on every mesh axis, e.g. spmd::assert_type(x, {" +
+          first + " = R}) or [[spmd::type(" + first + " = ...)]]";
+  return e;
+}
+
 }  // namespace spmd::core

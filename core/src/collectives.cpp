@@ -1,6 +1,7 @@
 // Collective and conversion rules (spec §7): argument legality, the
 // expert-mode gate, type transfer, backward duals, redistribute routing and
 // dtype planning.
+#include <spmd/core/collective_options.h>
 #include <spmd/core/collectives.h>
 
 #include <algorithm>
@@ -111,7 +112,7 @@ Status check_all_reduce(const CollectiveCall& c) {
 Status check_all_gather(const CollectiveCall& c) {
   if (!is_v_or_s(c.src))
     return invalid(c, "src must be V or S(i), got " + core::to_string(c.src));
-  if (!c.split_sizes.empty() && !c.src.is_shard())
+  if (has_option(c, CollectiveOption::SplitSizes) && !c.src.is_shard())
     return invalid(c, "split_sizes is only supported with src=S(i)");
   if (c.src.is_shard() && c.gather_dim && c.src.dim >= 0 &&
       *c.gather_dim >= 0 && *c.gather_dim != c.src.dim)
@@ -132,7 +133,7 @@ Status check_reduce_scatter(const CollectiveCall& c) {
   if (!is_v_or_s(c.dst))
     return invalid(c, "dst must be V or S(i), got " + core::to_string(c.dst),
                    "use all_reduce for an R or I result");
-  if (!c.split_sizes.empty() && !c.dst.is_shard())
+  if (has_option(c, CollectiveOption::SplitSizes) && !c.dst.is_shard())
     return invalid(c, "split_sizes is only supported with dst=S(i)");
   if (c.dst.is_shard() && c.scatter_dim && c.dst.dim >= 0 &&
       *c.scatter_dim >= 0 && *c.scatter_dim != c.dst.dim)
@@ -141,17 +142,6 @@ Status check_reduce_scatter(const CollectiveCall& c) {
                        " conflicts with dst=" + core::to_string(c.dst),
                    "drop scatter_dim: dst=S(i) scatters along dim i");
   return Ok{};
-}
-
-/// Effective (split_dim, concat_dim) of an all_to_all (spec §7.6 table):
-/// S(i)->S(j): (j, i); S(i)->V: (i, given or 0); V->S(j): (given or 0, j);
-/// V->V: (given or 0, given or 0).
-std::pair<long, long> all_to_all_dims(const CollectiveCall& c) {
-  long split = c.split_dim.value_or(0), concat = c.concat_dim.value_or(0);
-  if (c.src.is_shard() && c.dst.is_shard()) return {c.dst.dim, c.src.dim};
-  if (c.src.is_shard()) split = c.src.dim;
-  if (c.dst.is_shard()) concat = c.dst.dim;
-  return {split, concat};
 }
 
 /// A given dim conflicts with the one the shard types imply.
@@ -175,7 +165,8 @@ Status check_all_to_all(const CollectiveCall& c) {
                             " conflicts with the concat dim " +
                             std::to_string(concat) + " implied by the shards");
   }
-  if (!c.input_split_sizes.empty() || !c.output_split_sizes.empty()) {
+  if (has_option(c, CollectiveOption::InputSplitSizes) ||
+      has_option(c, CollectiveOption::OutputSplitSizes)) {
     auto [split, concat] = all_to_all_dims(c);
     if (split != 0 || concat != 0)
       return invalid(c,
@@ -322,6 +313,9 @@ std::string CollectiveCall::to_string() const {
     s += ", input_split_sizes=" + sizes_to_string(input_split_sizes);
   if (!output_split_sizes.empty())
     s += ", output_split_sizes=" + sizes_to_string(output_split_sizes);
+  for (const CollectiveOptionInfo& info : collective_options())
+    if (unread_options & (1u << static_cast<unsigned>(info.id)))
+      s += std::string(", ") + info.name + "=?";
   return s + ")";
 }
 
@@ -333,34 +327,33 @@ bool operator==(const CollectiveCall& a, const CollectiveCall& b) {
          a.scatter_dim == b.scatter_dim && a.split_dim == b.split_dim &&
          a.concat_dim == b.concat_dim && a.split_sizes == b.split_sizes &&
          a.input_split_sizes == b.input_split_sizes &&
-         a.output_split_sizes == b.output_split_sizes;
+         a.output_split_sizes == b.output_split_sizes &&
+         a.unread_options == b.unread_options;
 }
 
-std::optional<PerAxisType> default_src(Collective c) {
-  switch (c) {
-    case Collective::AllReduce:
-    case Collective::ReduceScatter:
-      return P;
-    case Collective::AllGather:
-    case Collective::AllToAll:
-      return V;
-    case Collective::InvariantToReplicate:
-      return I;
-    default:
-      return std::nullopt;
-  }
+std::optional<std::pair<PerAxisType, PerAxisType>> implied_types(Collective c) {
+  if (c == Collective::InvariantToReplicate) return std::pair{I, R};
+  return std::nullopt;
 }
 
-std::optional<PerAxisType> default_dst(Collective c) {
-  switch (c) {
-    case Collective::ReduceScatter:
-    case Collective::AllToAll:
-      return V;
-    case Collective::InvariantToReplicate:
-      return R;
-    default:
-      return std::nullopt;
+bool is_valid_type(PerAxisType t) {
+  switch (t.kind) {
+    case TypeKind::Replicate:
+    case TypeKind::Invariant:
+    case TypeKind::Varying:
+    case TypeKind::Partial:
+    case TypeKind::Shard:
+      return true;
   }
+  return false;
+}
+
+AllToAllDims all_to_all_dims(const CollectiveCall& c) {
+  long split = c.split_dim.value_or(0), concat = c.concat_dim.value_or(0);
+  if (c.src.is_shard() && c.dst.is_shard()) return {c.dst.dim, c.src.dim};
+  if (c.src.is_shard()) split = c.src.dim;
+  if (c.dst.is_shard()) concat = c.dst.dim;
+  return {split, concat};
 }
 
 Result<CollectiveCall> resolve(const CollectiveCall& call, long ndim) {
@@ -374,7 +367,51 @@ Result<CollectiveCall> resolve(const CollectiveCall& call, long ndim) {
   return out;
 }
 
+namespace {
+
+/// src and dst are R, I, V, P or S(i) (a value cast from an out-of-range
+/// integer is refused before any rule looks at it).
+Status check_type_values(const CollectiveCall& call) {
+  for (const auto& [role, t] :
+       {std::pair{"src", call.src}, {"dst", call.dst}}) {
+    if (is_valid_type(t)) continue;
+    TypeError e;
+    e.kind = ErrorKind::UsageError;
+    e.actual = "kind " + std::to_string(static_cast<int>(t.kind));
+    e.expected = "R, I, V, P or S(i)";
+    e.message = std::string(role) + " of " + to_string(call.op) +
+                " is not a valid SPMD type (TypeKind value " +
+                std::to_string(static_cast<int>(t.kind)) + ")";
+    e.fix =
+        "pass one of spmd::R, spmd::I, spmd::V, spmd::P or spmd::S(dim); do "
+        "not build a PerAxisType from an integer";
+    return e;
+  }
+  return Ok{};
+}
+
+/// Every given option is one the op accepts (collective_options.h).
+Status check_option_acceptance(const CollectiveCall& call) {
+  if (call.op == Collective::LocalSplit) return Ok{};  // internal dual
+  for (const CollectiveOptionInfo& info : collective_options()) {
+    if (info.accepts(call.op) || !has_option(call, info.id)) continue;
+    TypeError e;
+    e.kind = ErrorKind::InvalidArgument;
+    e.actual = info.name;
+    e.message = std::string(info.name) + " is not an option of " +
+                to_string(call.op) + " (it is ignored there)";
+    e.fix = std::string("remove it; ") + to_string(call.op) +
+            " accepts: " + accepted_options(call.op);
+    return e;
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 Status check_arguments(const CollectiveCall& call) {
+  if (auto s = check_type_values(call); !s.ok()) return s;
+  if (auto s = check_option_acceptance(call); !s.ok()) return s;
   switch (call.op) {
     case Collective::AllReduce:
       return check_all_reduce(call);
@@ -403,6 +440,36 @@ Status check_arguments(const CollectiveCall& call) {
       return Ok{};
   }
   return Ok{};
+}
+
+std::optional<CollectiveCall> lower_to_primitive(const CollectiveCall& call) {
+  CollectiveCall c = call;
+  switch (call.op) {
+    case Collective::Shard:
+      c.op = Collective::Convert;
+      break;
+    case Collective::Unshard:
+      c.op = Collective::AllGather;
+      break;
+    case Collective::InvariantToReplicate:
+      c.op = Collective::Convert;
+      c.src = I;
+      c.dst = R;
+      break;
+    case Collective::Redistribute: {
+      auto routed = route_redistribute(call.src, call.dst);
+      if (!routed) return std::nullopt;
+      c = *routed;
+      c.has_op_dtype = call.has_op_dtype;
+      c.has_out_dtype = call.has_out_dtype;
+      break;
+    }
+    default:
+      break;
+  }
+  c.expert_mode = true;
+  if (is_noop(c)) return std::nullopt;
+  return c;
 }
 
 bool is_noop(const CollectiveCall& call) {
@@ -690,22 +757,6 @@ DtypePlan plan_dtypes(const CollectiveCall& call, int input_bits,
       plan.op = out_bits < input_bits ? DtypeChoice::Out : DtypeChoice::Input;
   }
   return plan;
-}
-
-Status check_backward_option_keys(const std::vector<std::string>& keys) {
-  std::vector<std::string> unknown;
-  for (const std::string& k : keys)
-    if (k != "op_dtype" && k != "out_dtype" && k != "backward_options")
-      unknown.push_back(k);
-  if (unknown.empty()) return Ok{};
-  TypeError e;
-  e.kind = ErrorKind::InvalidArgument;
-  std::string list;
-  for (const auto& k : unknown) list += (list.empty() ? "" : ", ") + k;
-  e.message = "Unknown keys in backward_options: " + list;
-  e.fix = "allowed keys are op_dtype, out_dtype and backward_options";
-  e.actual = list;
-  return e;
 }
 
 }  // namespace spmd::core

@@ -221,17 +221,73 @@ const Registry& registry() {
   return r;
 }
 
-std::string strip_cxx_name(std::string_view name) {
-  // ATen schema names: "aten::add.Tensor", "aten::add_.Tensor".
-  if (name.substr(0, 6) == "aten::") {
-    std::string base(name.substr(6));
-    auto dot = base.find('.');
-    if (dot != std::string::npos) base.resize(dot);
-    if (!base.empty() && base.back() == '_' && base.substr(0, 2) != "__")
-      return "." + base;
-    return base;
+/// ATen names whose spec (Python) name differs.
+std::string_view aten_rename(std::string_view base) {
+  static const std::unordered_map<std::string_view, std::string_view> kMap = {
+      {"rsub", "__rsub__"},         // 2.0 - x
+      {"scalar_tensor", "tensor"},  // torch::tensor(0.5)
+      {"index", "__getitem__"},     // x.index({idx})
+      {"split_with_sizes", "split"},
+      {"unsafe_split", "split"},
+      {"unsafe_chunk", "chunk"},
+      // The transposing / complex-part properties are LINEAR (spec §5.2).
+      {"T", "prop T"},
+      {"numpy_T", "prop T"},
+      {"H", "prop H"},
+      {"matrix_H", "prop H"},
+      {"mT", "prop mT"},
+      {"mH", "prop mH"},
+      {"adjoint", "prop mH"},
+      {"real", "prop real"},
+      {"imag", "prop imag"},
+  };
+  auto it = kMap.find(base);
+  return it == kMap.end() ? base : it->second;
+}
+
+/// "aten::add_.Tensor" -> "add_" (namespace and overload dropped).
+std::string_view schema_base(std::string_view name) {
+  std::size_t ns = name.find("::");
+  if (ns != std::string_view::npos) name = name.substr(ns + 2);
+  return name.substr(0, name.find('.'));
+}
+
+bool is_aten(std::string_view name) { return name.substr(0, 6) == "aten::"; }
+
+}  // namespace
+
+bool is_inplace_name(std::string_view name) {
+  if (is_aten(name)) name = schema_base(name);
+  std::size_t last = name.rfind("::");
+  std::string_view leaf =
+      last == std::string_view::npos ? name : name.substr(last + 2);
+  if (leaf.substr(0, 8) == "operator") {
+    std::string_view op = leaf.substr(8);
+    while (!op.empty() && op.front() == ' ') op.remove_prefix(1);
+    return op.size() >= 2 && op.back() == '=' && op != "==" && op != "!=" &&
+           op != "<=" && op != ">=";
   }
-  // C++ qualified names: "torch::add", "at::Tensor::add", "operator+".
+  if (!leaf.empty() && leaf.front() == '.') leaf.remove_prefix(1);
+  if (leaf.substr(0, 2) == "__") {
+    static const std::set<std::string_view> kInplaceDunders = {
+        "__iadd__",      "__isub__", "__imul__", "__itruediv__",
+        "__ifloordiv__", "__imod__", "__ipow__", "__imatmul__",
+        "__iand__",      "__ior__",  "__ixor__", "__ilshift__",
+        "__irshift__"};
+    return kInplaceDunders.count(leaf) != 0;
+  }
+  return leaf.size() > 1 && leaf.back() == '_';
+}
+
+std::string normalize_schema_name(std::string_view schema_name) {
+  std::string base(aten_rename(schema_base(schema_name)));
+  // In-place variants are methods in the spec (".add_").
+  if (base.substr(0, 2) != "__" && is_inplace_name(base)) return "." + base;
+  return base;
+}
+
+std::string normalize_op_name(std::string_view name) {
+  if (is_aten(name)) return normalize_schema_name(name);
   std::size_t last = name.rfind("::");
   std::string_view leaf =
       last == std::string_view::npos ? name : name.substr(last + 2);
@@ -239,17 +295,14 @@ std::string strip_cxx_name(std::string_view name) {
     std::string d = dunder_for_operator(leaf.substr(8), /*unary=*/false);
     return d.empty() ? std::string(leaf) : d;
   }
-  if (last != std::string_view::npos) {
-    std::string_view scope = name.substr(0, last);
-    std::size_t prev = scope.rfind("::");
-    std::string_view cls =
-        prev == std::string_view::npos ? scope : scope.substr(prev + 2);
-    if (cls == "Tensor" || cls == "TensorBase") return "." + std::string(leaf);
-  }
+  if (last == std::string_view::npos) return std::string(name);
+  std::string_view scope = name.substr(0, last);
+  std::size_t prev = scope.rfind("::");
+  std::string_view cls =
+      prev == std::string_view::npos ? scope : scope.substr(prev + 2);
+  if (cls == "Tensor" || cls == "TensorBase") return "." + std::string(leaf);
   return std::string(leaf);
 }
-
-}  // namespace
 
 std::string dunder_for_operator(std::string_view op, bool unary,
                                 bool reflected) {
@@ -283,13 +336,36 @@ std::string dunder_for_operator(std::string_view op, bool unary,
   return {};
 }
 
+OpInfo classify_schema_op(std::string_view schema_name) {
+  const Registry& r = registry();
+  const std::string normal = normalize_schema_name(schema_name);
+  auto it = r.find(normal);
+  // The dispatcher has one name for a function and its method; some ops are
+  // registered only as methods (".view", ".expand", ".contiguous").
+  if (it == r.end() && !normal.empty() && normal.front() != '.')
+    it = r.find("." + normal);
+  OpInfo info;
+  if (it != r.end()) {
+    info = it->second;
+  } else {  // spec §6.6: unknown ops are NONLINEAR with no positions
+    info.name = normal;
+  }
+  info.inplace = is_inplace_name(schema_base(schema_name));
+  return info;
+}
+
 OpInfo classify_op(std::string_view name) {
+  if (is_aten(name)) return classify_schema_op(name);
   const Registry& r = registry();
   auto it = r.find(std::string(name));
-  if (it == r.end()) it = r.find(strip_cxx_name(name));
-  if (it != r.end()) return it->second;
-  OpInfo info;  // spec §6.6: unknown ops are NONLINEAR with no positions
-  info.name = std::string(name);
+  if (it == r.end()) it = r.find(normalize_op_name(name));
+  OpInfo info;
+  if (it != r.end()) {
+    info = it->second;
+  } else {  // spec §6.6: unknown ops are NONLINEAR with no positions
+    info.name = std::string(name);
+  }
+  info.inplace = is_inplace_name(name);
   return info;
 }
 
@@ -517,7 +593,6 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
     collected.push_back({false, o.type.value_or(TensorType{}), 0});
     any_typed_input = true;
   }
-  bool weak_scalar_present = false;
   for (const Operand& o : operands) {
     if (o.kind == Operand::Kind::TypedScalar) {
       collected.push_back({false, o.type.value_or(TensorType{}), 0});
@@ -526,14 +601,10 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
       bool declared = o.position < 0
                           ? !op.tensor_positions.empty()
                           : contains(op.tensor_positions, o.position);
-      if (declared) {
-        collected.push_back({true, {}, 0});
-        weak_scalar_present = true;
-      }
+      if (declared) collected.push_back({true, {}, 0});
     }
   }
   for (std::size_t i = 0; i < collected.size(); ++i) collected[i].index = i;
-  (void)weak_scalar_present;
 
   // Factories (spec §6.10).
   const bool mesh_set = ctx.mesh_axes.has_value();

@@ -167,13 +167,6 @@ bool AnnotationTable::isAnnotatedFunction(const FunctionDecl *FD) const {
   return false;
 }
 
-core::TensorType TypeAnnotation::type() const {
-  core::TensorType T;
-  for (const AxisEntry &E : Entries)
-    T.set(E.Axis, E.Type);
-  return T;
-}
-
 const AxisEntry *TypeAnnotation::entry(llvm::StringRef Axis) const {
   for (const AxisEntry &E : Entries)
     if (E.Axis == Axis)
@@ -409,7 +402,9 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
       const auto *VD = dyn_cast<VarDecl>(D);
       OK = isa<FunctionDecl>(D) || isa<ParmVarDecl>(D) ||
            (isa<FieldDecl>(D) && !isa<ObjCIvarDecl>(D)) ||
-           (VD && VD->isLocalVarDecl());
+           // A static, thread_local or extern local lives across calls:
+           // not a per-call value the dataflow can follow.
+           (VD && VD->isLocalVarDecl() && VD->hasLocalStorage());
     } else {
       OK = isa<FunctionDecl>(D);
     }
@@ -430,6 +425,13 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     if (const auto *VD = dyn_cast<VarDecl>(D)) {
       if (VD->isStaticDataMember())
         return "static data members";
+      if (VD->isLocalVarDecl()) {
+        if (VD->getTSCSpec() != TSCS_unspecified)
+          return "thread_local local variables";
+        if (VD->hasExternalStorage())
+          return "extern local variables";
+        return "static local variables";
+      }
       return "global or namespace-scope variables";
     }
     if (isa<FieldDecl>(D))

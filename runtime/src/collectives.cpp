@@ -4,7 +4,8 @@
 //   1. build a core::CollectiveCall, resolve negative shard dims, check the
 //      arguments with the core rules (legality, expert gate, dims);
 //   2. resolve the axis through the current mesh to a process group;
-//   3. lower aliases and redistribute (routing table, §7.12) to a primitive;
+//   3. lower aliases and redistribute (routing table, §7.12) to a primitive
+//      (core::lower_to_primitive);
 //   4. run the primitive as one autograd node (CollectiveFunction) whose
 //      backward runs core::backward_of(primitive) - the dual - through the
 //      same path, so double backward works too;
@@ -286,32 +287,22 @@ Tensor all_to_all_kernel(const Tensor& x, const Plan& p) {
     return exchange(x, out_rows, in_rows, p);
   }
   // Dimension choice of spec §7.6 (shard dims already resolved).
-  const int64_t given_split =
-      wrap_dim(c.split_dim.value_or(0), x.dim(), p, "split_dim");
-  const int64_t given_concat =
-      wrap_dim(c.concat_dim.value_or(0), x.dim(), p, "concat_dim");
+  // A given dim must be in range even where the shards decide.
+  if (c.split_dim) wrap_dim(*c.split_dim, x.dim(), p, "split_dim");
+  if (c.concat_dim) wrap_dim(*c.concat_dim, x.dim(), p, "concat_dim");
+  const core::AllToAllDims dims = core::all_to_all_dims(c);
+  const int64_t split_dim = wrap_dim(dims.split, x.dim(), p, "split_dim");
+  const int64_t concat = wrap_dim(dims.concat, x.dim(), p, "concat_dim");
   if (!src_shard && !dst_shard) {  // stack kernel
-    if (x.size(given_split) != p.n)
-      shape_error(p, "input dimension " + std::to_string(given_split) +
-                         " has size " + std::to_string(x.size(given_split)) +
+    if (x.size(split_dim) != p.n)
+      shape_error(p, "input dimension " + std::to_string(split_dim) +
+                         " has size " + std::to_string(x.size(split_dim)) +
                          " but must equal the group size " +
                          std::to_string(p.n));
-    Tensor out = exchange(x.movedim(given_split, 0), {}, {}, p);  // [n, rest]
-    return given_concat == 0 ? out : out.movedim(0, given_concat).contiguous();
+    Tensor out = exchange(x.movedim(split_dim, 0), {}, {}, p);  // [n, rest]
+    return concat == 0 ? out : out.movedim(0, concat).contiguous();
   }
-  // Shard kernel: S(i)->S(j) splits on j and concatenates on i; S(i)->V
-  // splits on i; V->S(j) concatenates on j.
-  int64_t split_dim, concat;
-  if (src_shard && dst_shard) {
-    split_dim = shard_dim(c.dst);
-    concat = shard_dim(c.src);
-  } else if (src_shard) {
-    split_dim = shard_dim(c.src);
-    concat = given_concat;
-  } else {
-    split_dim = given_split;
-    concat = shard_dim(c.dst);
-  }
+  // Shard kernel: split on split_dim, concatenate on concat.
   if (x.size(split_dim) % p.n != 0)
     throw InvalidArgument(
         p.what + " on axis '" + p.axis + "': input dimension " +
@@ -430,10 +421,6 @@ std::pair<c10::ScalarType, c10::ScalarType> resolve_dtypes(
         return op.value_or(in);
       case core::DtypeChoice::Out:
         return out.value_or(in);
-      case core::DtypeChoice::Narrower: {
-        c10::ScalarType o = out.value_or(in);
-        return bits(o) < bits(in) ? o : in;
-      }
     }
     return in;
   };
@@ -524,40 +511,6 @@ CollectiveCall make_call(Collective op, PerAxisType src, PerAxisType dst,
   return c;
 }
 
-// Lowers aliases and redistribute to the primitive that moves the data;
-// nullopt when nothing needs to run.
-std::optional<CollectiveCall> lower(const CollectiveCall& call) {
-  CollectiveCall c = call;
-  switch (call.op) {
-    case Collective::Shard:
-      c.op = Collective::Convert;
-      break;
-    case Collective::Unshard:
-      c.op = Collective::AllGather;
-      break;
-    case Collective::InvariantToReplicate:
-      c.op = Collective::Convert;
-      c.src = types::I;
-      c.dst = types::R;
-      break;
-    case Collective::Redistribute: {
-      auto routed = core::route_redistribute(call.src, call.dst);
-      if (!routed) return std::nullopt;
-      c = *routed;
-      c.has_op_dtype = call.has_op_dtype;
-      c.has_out_dtype = call.has_out_dtype;
-      break;
-    }
-    default:
-      break;
-  }
-  // Legality was checked on the user's call; internal lowering may need the
-  // expert-gated primitive (e.g. convert(R, I) for redistribute).
-  c.expert_mode = true;
-  if (core::is_noop(c)) return std::nullopt;
-  return c;
-}
-
 bool is_composed_reinterpret(const CollectiveCall& c) {
   return c.op == Collective::Reinterpret && c.src == types::I &&
          (c.dst == types::V || c.dst == types::P);
@@ -583,7 +536,7 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
 
   const MeshAxisGroup& group = resolve_axis(axis.name);
   Tensor y;
-  if (auto prim = lower(call)) {
+  if (auto prim = core::lower_to_primitive(call)) {
     auto plan = c10::make_intrusive<Plan>();
     plan->call = *prim;
     plan->what = core::to_string(op);
@@ -669,8 +622,9 @@ at::Tensor unshard(const at::Tensor& x, const Axis& axis, PerAxisType src,
 }
 at::Tensor invariant_to_replicate(const at::Tensor& x, const Axis& axis,
                                   const CollectiveOptions& options) {
-  return run(Collective::InvariantToReplicate, x, axis, types::I, types::R,
-             options);
+  const auto [src, dst] =
+      *core::implied_types(Collective::InvariantToReplicate);
+  return run(Collective::InvariantToReplicate, x, axis, src, dst, options);
 }
 
 }  // namespace spmd

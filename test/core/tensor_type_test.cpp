@@ -74,35 +74,44 @@ TEST(TensorTypeParse, EntriesKeepShards) {
 struct BadRow {
   const char* what;
   const char* text;
-  const char* token;  // the error must name it ("" = any)
+  const char* token;  // the offending token the error names (TypeError::actual)
+  int column;         // its 1-based column in the message
 };
 
 const BadRow kBad[] = {
-    {"missing_open_brace", "dp: R}", ""},
-    {"missing_close_brace", "{dp: R", ""},
-    {"bad_type", "{dp: X}", "X"},
-    {"bad_type_word", "{dp: Replicate}", "Replicate"},
-    {"repeated_axis", "{dp: R, dp: V}", "dp"},
-    {"repeated_axis_same_type", "{tp: R, tp: R}", "tp"},
-    {"stray_comma", "{dp: R,}", ""},
-    {"leading_comma", "{, dp: R}", ""},
-    {"missing_colon", "{dp R}", ""},
-    {"missing_axis_name", "{: R}", ""},
-    {"missing_type", "{dp: }", ""},
-    {"missing_comma", "{dp: R tp: V}", ""},
-    {"trailing_garbage", "{dp: R} x", "x"},
-    {"bad_shard", "{tp: S(y)}", "y"},
-    {"empty_text", "", ""},
+    {"missing_open_brace", "dp: R}", "dp", 1},
+    {"missing_close_brace", "{dp: R", "end of input", 7},
+    {"bad_type", "{dp: X}", "X", 6},
+    {"bad_type_word", "{dp: Replicate}", "Replicate", 6},
+    {"repeated_axis", "{dp: R, dp: V}", "dp", 9},
+    {"repeated_axis_same_type", "{tp: R, tp: R}", "tp", 9},
+    {"stray_comma", "{dp: R,}", "}", 8},
+    {"leading_comma", "{, dp: R}", ",", 2},
+    {"missing_colon", "{dp R}", "R", 5},
+    {"missing_axis_name", "{: R}", ":", 2},
+    {"missing_type", "{dp: }", "}", 6},
+    {"missing_comma", "{dp: R tp: V}", "tp", 8},
+    {"trailing_garbage", "{dp: R} x", "x", 9},
+    {"bad_shard", "{tp: S(y)}", "S(y)", 6},
+    {"empty_text", "", "end of input", 1},
 };
 
 void PrintTo(const BadRow& r, std::ostream* os) { *os << '"' << r.text << '"'; }
 class TensorTypeBad : public ::testing::TestWithParam<BadRow> {};
 
 TEST_P(TensorTypeBad, IsParseErrorNamingTheToken) {
-  Result<TensorType> r = TensorType::parse(GetParam().text);
-  EXPECT_TRUE(FailsWith(r, ErrorKind::ParseError, {GetParam().token}));
-  auto e = TensorType::parse_entries(GetParam().text);
-  EXPECT_TRUE(FailsWith(e, ErrorKind::ParseError, {GetParam().token}));
+  const BadRow& row = GetParam();
+  const std::string token = row.token;
+  // Quoted in the message unless it is the end of the input.
+  const std::string named =
+      token == "end of input" ? "got end of input" : "got '" + token + "'";
+  const std::string at = " at column " + std::to_string(row.column);
+  Result<TensorType> r = TensorType::parse(row.text);
+  ASSERT_TRUE(FailsWith(r, ErrorKind::ParseError, {named + at}));
+  EXPECT_EQ(r.error().actual, token);
+  auto e = TensorType::parse_entries(row.text);
+  ASSERT_TRUE(FailsWith(e, ErrorKind::ParseError, {named + at}));
+  EXPECT_EQ(e.error().actual, token);
 }
 
 INSTANTIATE_TEST_SUITE_P(TensorType, TensorTypeBad, ::testing::ValuesIn(kBad),

@@ -38,3 +38,14 @@ struct Templated {
   // Arguments that depend on template parameters cannot be read.
   [[spmd::type(Axis::value = R)]] Tensor t; // expected-warning {{arguments of 'spmd::type' that depend on template parameters are not supported; the annotation is ignored}}
 };
+
+// Locals that outlive the call are not per-call values: an error, like the
+// globals they are.
+void storage_classes() {
+  [[spmd::type(tp = R)]] static Tensor s; // expected-error {{'spmd::type' applies to local variables, parameters, functions (their result) and non-static data members, not to static local variables}}
+  [[spmd::type(tp = R)]] thread_local Tensor t; // expected-error {{not to thread_local local variables}}
+  [[spmd::type(tp = R)]] static thread_local Tensor st; // expected-error {{not to thread_local local variables}}
+  [[spmd::type(tp = R)]] extern Tensor e; // expected-error {{not to extern local variables}}
+  [[spmd::type(tp = R)]] Tensor ok = opaque(Tensor());
+  [[spmd::type(tp = R)]] const Tensor& ok_ref = ok;
+}

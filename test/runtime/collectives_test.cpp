@@ -46,31 +46,7 @@ struct Case {
   Step forward;
   std::function<Tensor(int r, int n)> input;
   std::vector<Step> backward;  ///< the spec's backward table entry
-  /// A probe of a known core bug this case depends on (skipped while true).
-  bool (*blocked_by)() = nullptr;
 };
-
-// Known core bugs (/work/notes/core-bugs.md). Each probe tests the core
-// itself, so the affected cases run again once the core is fixed.
-// Bug 1: convert(V|S(i) -> P, expert_mode) rejected by check_arguments.
-bool core_bug_convert_v_to_p() {
-  core::CollectiveCall c;
-  c.op = Collective::Convert;
-  c.src = V;
-  c.dst = P;
-  c.expert_mode = true;
-  return !core::check_arguments(c).ok();
-}
-// Bug 2: all_to_all dims for V->S(j) / S(i)->V differ from the §7.6 table,
-// so backward_of(all_to_all(V, S(1))) is not all_to_all(S(0), S(1)).
-bool core_bug_all_to_all_mixed_dims() {
-  core::CollectiveCall c;
-  c.op = Collective::AllToAll;
-  c.src = V;
-  c.dst = S(1);
-  auto b = core::backward_of(c);
-  return b.size() != 1 || b[0].src != S(0) || b[0].dst != S(1);
-}
 
 CollectiveOptions with(std::function<void(CollectiveOptions&)> f) {
   CollectiveOptions o;
@@ -247,12 +223,6 @@ void run_cases(const std::vector<Case>& cases, int n) {
     for (const Case& c : cases) {
       SCOPED_TRACE(c.name + " on " + std::to_string(n) + " ranks, rank " +
                    std::to_string(r));
-      if (c.blocked_by && c.blocked_by()) {
-        if (r == 0)
-          std::printf("[  SKIPPED ] %s: blocked by a known core bug\n",
-                      c.name.c_str());
-        continue;
-      }
       std::vector<Tensor> xs;
       for (int q = 0; q < n; ++q) xs.push_back(c.input(q, n));
       std::vector<Tensor> ys = reference(c.forward, xs);
@@ -540,15 +510,13 @@ TEST_P(Collectives, AllToAllMatchesSpec) {
            varying([](int n) {
              return std::vector<int64_t>{n, 2};
            }),
-           {step(A2A, S(0), S(1))},
-           core_bug_all_to_all_mixed_dims},
+           {step(A2A, S(0), S(1))}},
           {"all_to_all(S(1)->V) splits on dim 1, concatenates on 0",
            step(A2A, S(1), V),
            varying([](int n) {
              return std::vector<int64_t>{2, 2 * n};
            }),
-           {step(A2A, S(1), S(0))},
-           core_bug_all_to_all_mixed_dims},
+           {step(A2A, S(1), S(0))}},
           {"all_to_all(S(0)->S(0), split sizes) uneven",
            Step{A2A, S(0), S(0), uneven},
            uneven_input,
@@ -592,18 +560,15 @@ TEST_P(Collectives, ConvertMatchesSpec) {
           {"convert(V->P) expert: zero-pad into a stack",
            step(CV, V, P, expert()),
            varying({2}),
-           {step(CV, R, V)},
-           core_bug_convert_v_to_p},
+           {step(CV, R, V)}},
           {"convert(V->P) 0-d",
            step(CV, V, P, expert()),
            varying(std::vector<int64_t>{}),
-           {step(CV, R, V)},
-           core_bug_convert_v_to_p},
+           {step(CV, R, V)}},
           {"convert(S(0)->P) expert",
            step(CV, S(0), P, expert()),
            varying({2, 2}),
-           {step(CV, R, S(0))},
-           core_bug_convert_v_to_p},
+           {step(CV, R, S(0))}},
           {"convert(I->R) identity, backward all_reduce(P->I)",
            step(CV, I, R),
            same({3}),
@@ -676,7 +641,6 @@ TEST_P(Collectives, RedistributeFollowsTheRoutingTable) {
     Step routed;
     std::function<Tensor(int, int)> input;
     std::vector<Step> backward;
-    bool (*blocked_by)() = nullptr;
   };
   std::vector<R2> table = {
       {"redistribute(P->R) = all_reduce",
@@ -738,8 +702,7 @@ TEST_P(Collectives, RedistributeFollowsTheRoutingTable) {
        P,
        step(CV, V, P, expert()),
        varying({2}),
-       {step(CV, R, V)},
-       core_bug_convert_v_to_p},
+       {step(CV, R, V)}},
       {"redistribute(I->R) = convert",
        I,
        R,
@@ -758,7 +721,6 @@ TEST_P(Collectives, RedistributeFollowsTheRoutingTable) {
     const int r = static_cast<int>(mesh.axis("tp").local_rank);
     for (const R2& t : table) {
       SCOPED_TRACE(t.name);
-      if (t.blocked_by && t.blocked_by()) continue;
       std::vector<Tensor> xs;
       for (int q = 0; q < n; ++q) xs.push_back(t.input(q, n));
       auto ys = reference(t.routed, xs);

@@ -249,6 +249,35 @@ TEST(CollectiveOptions, InplaceAllReduceWritesIntoItsInput) {
   });
 }
 
+// Issue 17: a type value cast from an out-of-range integer was accepted.
+TEST_F(FakeMeshTest, OutOfRangeTypeValuesAreUsageErrors) {
+  const PerAxisType bad{static_cast<TypeKind>(9), 0};
+  std::string msg =
+      error_of<UsageError>([&] { convert(at::ones({4}), tp, R, bad); });
+  EXPECT_TRUE(contains(
+      msg, "dst of convert is not a valid SPMD type (TypeKind value 9)"))
+      << msg;
+  msg = error_of<UsageError>([&] { redistribute(at::ones({4}), tp, bad, R); });
+  EXPECT_TRUE(contains(msg, "src of redistribute is not a valid SPMD type"))
+      << msg;
+}
+
+// The options table of the core: an option the op ignores is an error.
+TEST_F(FakeMeshTest, AnOptionTheCollectiveDoesNotTakeIsInvalid) {
+  CollectiveOptions o;
+  o.gather_dim = 1;
+  std::string msg = error_of<InvalidArgument>(
+      [&] { all_reduce(at::ones({4}), tp, P, R, o); });
+  EXPECT_TRUE(contains(msg, "gather_dim is not an option of all_reduce"))
+      << msg;
+  CollectiveOptions sizes;
+  sizes.split_sizes = {1, 1, 1, 1};
+  msg = error_of<InvalidArgument>(
+      [&] { redistribute(at::ones({4}), tp, R, S(0), sizes); });
+  EXPECT_TRUE(contains(msg, "split_sizes is not an option of redistribute"))
+      << msg;
+}
+
 TEST(CollectiveOptions, InplaceAllReduceIsDifferentiable) {
   run_mesh({{tp, 2}}, [](const DeviceMesh& mesh) {
     Tensor w = at::full({2}, 1.0, at::kDouble).requires_grad_(true);

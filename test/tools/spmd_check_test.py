@@ -137,6 +137,34 @@ def validate_sarif(log, p):
     return run_
 
 
+def case_error_limit():
+    # Clang stops at 20 errors by default (-ferror-limit=19 from the driver);
+    # the reports must carry every SPMD error, even when the build asks for
+    # a lower limit.
+    n = 25
+    path = os.path.join(SRC, "many_errors.cpp")
+    with open(path, "w") as f:
+        f.write('#include "prelude.h"\n')
+        for i in range(n):
+            f.write("Tensor f%d(SPMD_TYPE(tp = R) const Tensor& x) {\n"
+                    "  return spmd::all_reduce(x, tp, P, R);\n}\n" % i)
+    for fmt in ("json", "sarif"):
+        p = run("-p", BUILD, path, "--format=" + fmt,
+                "--extra-arg=-ferror-limit=3")
+        doc = json.loads(p.stdout)
+        if fmt == "json":
+            got = [d for d in doc["diagnostics"]
+                   if d["rule"] == "spmd:collective-input"]
+            check(doc["errors"] == n, "json: errors == %d" % n, p)
+        else:
+            got = [r for r in doc["runs"][0]["results"]
+                   if r["ruleId"] == "spmd:collective-input"]
+        check(len(got) == n, "%s: all %d errors reported (no error limit)"
+              % (fmt, n), p)
+        check("too many errors" not in p.stdout + p.stderr,
+              "%s: no 'too many errors'" % fmt, p)
+
+
 def case_sarif():
     p = run("-p", BUILD, CLEAN, BAD, "--format=sarif",
             "--source-root=" + os.path.dirname(SRC))

@@ -39,18 +39,33 @@ double msSince(Clock::time_point Start) {
       .count();
 }
 
+bool isSet(const std::atomic<bool> *Flag) {
+  return Flag && Flag->load(std::memory_order_relaxed);
+}
+
 /// Forwards to the analysis library's consumer and adds up the time spent
-/// in it.
+/// in it. When the run is cancelled, parsing stops at the next top-level
+/// declaration (ParseAST returns when HandleTopLevelDecl says false) and the
+/// checker does not run.
 class TimedConsumer : public ASTConsumer {
 public:
-  TimedConsumer(std::unique_ptr<ASTConsumer> Inner, double *Ms)
-      : Inner(std::move(Inner)), Ms(Ms) {}
+  TimedConsumer(std::unique_ptr<ASTConsumer> Inner, double *Ms,
+                const std::atomic<bool> *Cancelled)
+      : Inner(std::move(Inner)), Ms(Ms), Cancelled(Cancelled) {}
 
   void Initialize(ASTContext &Ctx) override {
+    this->Ctx = &Ctx;
     Timed T(*this);
     Inner->Initialize(Ctx);
   }
   bool HandleTopLevelDecl(DeclGroupRef D) override {
+    if (isSet(Cancelled)) {
+      // HandleTranslationUnit will not come, and with it the checker's
+      // release of its annotation table: release it now.
+      if (Ctx)
+        plugin::AnnotationTable::release(*Ctx);
+      return false;
+    }
     Timed T(*this);
     return Inner->HandleTopLevelDecl(D);
   }
@@ -67,6 +82,10 @@ public:
     Inner->HandleCXXImplicitFunctionInstantiation(D);
   }
   void HandleTranslationUnit(ASTContext &Ctx) override {
+    if (isSet(Cancelled)) {
+      plugin::AnnotationTable::release(Ctx); // the checker would have
+      return;
+    }
     Timed T(*this);
     Inner->HandleTranslationUnit(Ctx);
   }
@@ -83,23 +102,53 @@ private:
   };
   std::unique_ptr<ASTConsumer> Inner;
   double *Ms;
+  const std::atomic<bool> *Cancelled;
+  ASTContext *Ctx = nullptr;
 };
 
 class SpmdAction : public ASTFrontendAction {
 public:
-  SpmdAction(plugin::Options Opts, double *AnalysisMs)
-      : Opts(std::move(Opts)), AnalysisMs(AnalysisMs) {}
+  SpmdAction(plugin::Options Opts, double *AnalysisMs,
+             const std::atomic<bool> *Cancelled)
+      : Opts(std::move(Opts)), AnalysisMs(AnalysisMs), Cancelled(Cancelled) {}
 
 protected:
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
                                                  llvm::StringRef) override {
     return std::make_unique<TimedConsumer>(
-        plugin::createSPMDCheckConsumer(Opts), AnalysisMs);
+        plugin::createSPMDCheckConsumer(Opts), AnalysisMs, Cancelled);
   }
 
 private:
   plugin::Options Opts;
   double *AnalysisMs;
+  const std::atomic<bool> *Cancelled;
+};
+
+/// A file system that stops serving files once the run is cancelled: the
+/// next #include fails, which is a fatal error, after which Clang enters no
+/// further header and instantiates no template. The cheapest way to stop a
+/// frontend from outside: Clang has no cancellation of its own.
+class CancellableFS : public llvm::vfs::ProxyFileSystem {
+public:
+  CancellableFS(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
+                const std::atomic<bool> *Cancelled)
+      : ProxyFileSystem(std::move(FS)), Cancelled(Cancelled) {}
+
+  llvm::ErrorOr<llvm::vfs::Status> status(const llvm::Twine &Path) override {
+    if (isSet(Cancelled))
+      return std::make_error_code(std::errc::operation_canceled);
+    return ProxyFileSystem::status(Path);
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::vfs::File>>
+  openFileForRead(const llvm::Twine &Path) override {
+    if (isSet(Cancelled))
+      return std::make_error_code(std::errc::operation_canceled);
+    return ProxyFileSystem::openFileForRead(Path);
+  }
+
+private:
+  const std::atomic<bool> *Cancelled;
 };
 
 bool hasArgument(const CommandLineArguments &Args, llvm::StringRef Name) {
@@ -118,21 +167,24 @@ public:
     Annotated = !plugin::AnnotationTable::get(CI.getASTContext()).empty();
     plugin::AnnotationTable::release(CI.getASTContext());
   }
-  explicit AnnotationProbe(bool SkipSystemBodies)
-      : SkipSystemBodies(SkipSystemBodies) {}
+  AnnotationProbe(bool SkipSystemBodies, const std::atomic<bool> *Cancelled)
+      : SkipSystemBodies(SkipSystemBodies), Cancelled(Cancelled) {}
   // Bodies in user headers are kept: the checker analyses them. Bodies in
   // system headers (libtorch, the standard library) are skipped, as clangd
   // does, when the checker skips those functions anyway: most of a
   // re-check's time would otherwise go to instantiating templates they use.
+  // (A cancelled build skips every body: it is thrown away.)
   bool shouldSkipFunctionBody(Decl *D) override {
-    return SkipSystemBodies &&
-           D->getASTContext().getSourceManager().isInSystemHeader(
-               D->getLocation());
+    return isSet(Cancelled) ||
+           (SkipSystemBodies &&
+            D->getASTContext().getSourceManager().isInSystemHeader(
+                D->getLocation()));
   }
   bool Annotated = false;
 
 private:
   bool SkipSystemBodies;
+  const std::atomic<bool> *Cancelled;
 };
 
 double threadCpuMs() {
@@ -244,7 +296,8 @@ static std::optional<bool>
 runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
                 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
                 DiagnosticConsumer &Consumer, double *AnalysisMs,
-                PreambleCache::State &Cache, AnalysisTiming::PreambleUse &Use) {
+                PreambleCache::State &Cache, AnalysisTiming::PreambleUse &Use,
+                const std::atomic<bool> *Cancelled) {
   std::vector<const char *> Argv;
   for (const std::string &A : Args)
     Argv.push_back(A.c_str());
@@ -257,6 +310,12 @@ runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
   std::shared_ptr<CompilerInvocation> CI = createInvocation(Argv, CIOpts);
   if (!CI || CI->getFrontendOpts().Inputs.size() != 1)
     return std::nullopt;
+  // The driver asks cc1 to leak the AST, Sema and the preprocessor at the
+  // end (-disable-free: a compiler process exits anyway). A long-lived
+  // process must free them, or every re-check leaks a whole parse (and
+  // every preamble build all of its headers' AST), as ToolInvocation and
+  // clangd also ensure.
+  CI->getFrontendOpts().DisableFree = false;
   // Instantiate the preamble's templates once, in the preamble, rather than
   // at the end of every re-check (benign: the main parse ignores it).
   CI->getLangOpts().PCHInstantiateTemplates = true;
@@ -279,11 +338,16 @@ runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
     IntrusiveRefCntPtr<DiagnosticsEngine> PreambleDiags =
         CompilerInstance::createDiagnostics(new DiagnosticOptions, &Ignore,
                                             /*ShouldOwnClient=*/false);
-    AnnotationProbe Probe(/*SkipSystemBodies=*/!Opts.AnalyzeSystemHeaders);
+    AnnotationProbe Probe(/*SkipSystemBodies=*/!Opts.AnalyzeSystemHeaders,
+                          Cancelled);
+    // Drop the old preamble first: two in memory at once would double the
+    // peak (a libtorch preamble is tens of MB).
+    Cache.Preamble.reset();
     llvm::ErrorOr<PrecompiledPreamble> Built = PrecompiledPreamble::Build(
         *CI, Main->get(), Bounds, *PreambleDiags, FS, PCHOps,
         /*StoreInMemory=*/true, /*StoragePath=*/"", Probe);
-    Cache.Preamble.reset();
+    if (isSet(Cancelled))
+      return false; // built from a partial read: never reuse it
     if (!Built)
       return std::nullopt;
     Cache.Preamble.emplace(std::move(*Built));
@@ -304,7 +368,7 @@ runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
   Clang.createDiagnostics(&Consumer, /*ShouldOwnClient=*/false);
   Clang.createFileManager(VFS);
   Clang.createSourceManager(Clang.getFileManager());
-  SpmdAction Action(Opts, AnalysisMs);
+  SpmdAction Action(Opts, AnalysisMs, Cancelled);
   return Clang.ExecuteAction(Action);
 }
 
@@ -312,7 +376,8 @@ bool runAnalysis(const CompileCommand &Command,
                  llvm::ArrayRef<std::string> PluginArgs,
                  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> FS,
                  DiagnosticConsumer &Consumer, AnalysisTiming *Timing,
-                 std::vector<std::string> *FilesRead, PreambleCache *Preamble) {
+                 std::vector<std::string> *FilesRead, PreambleCache *Preamble,
+                 const std::atomic<bool> *Cancelled) {
   plugin::Options Opts;
   std::string Err;
   for (const std::string &A : pluginArgumentsOf(Command.CommandLine))
@@ -323,28 +388,35 @@ bool runAnalysis(const CompileCommand &Command,
   double StartCpu = threadCpuMs();
   // The callers render diagnostics themselves; -fno-caret-diagnostics only
   // stops the frontend from printing "N errors generated." on its own.
-  CommandLineArguments Args =
-      combineAdjusters(getSpmdArgumentsAdjuster(),
-                       getInsertArgumentAdjuster("-fno-caret-diagnostics",
-                                                 ArgumentInsertPosition::END))(
-          Command.CommandLine, Command.Filename);
+  // -ferror-limit=0: a report lists every error, not Clang's first 20 (last,
+  // so it wins over the command's own limit).
+  CommandLineArguments Args = combineAdjusters(
+      getSpmdArgumentsAdjuster(),
+      getInsertArgumentAdjuster({"-fno-caret-diagnostics", "-ferror-limit=0"},
+                                ArgumentInsertPosition::END))(
+      Command.CommandLine, Command.Filename);
   if (!Command.Directory.empty())
     FS->setCurrentWorkingDirectory(Command.Directory);
+  if (Cancelled)
+    FS = llvm::makeIntrusiveRefCnt<CancellableFS>(FS, Cancelled);
   double AnalysisMs = 0;
   AnalysisTiming::PreambleUse Use = AnalysisTiming::PreambleUse::None;
   std::optional<bool> WithPreamble;
   if (Preamble)
     WithPreamble = runWithPreamble(Args, Opts, FS, Consumer, &AnalysisMs,
-                                   *Preamble->S, Use);
+                                   *Preamble->S, Use, Cancelled);
   bool Ok;
   if (WithPreamble) {
     Ok = *WithPreamble;
+  } else if (isSet(Cancelled)) {
+    Ok = false;
   } else {
     llvm::IntrusiveRefCntPtr<FileManager> Files(
         new FileManager(FileSystemOptions(), FS));
-    ToolInvocation Invocation(std::move(Args),
-                              std::make_unique<SpmdAction>(Opts, &AnalysisMs),
-                              Files.get());
+    ToolInvocation Invocation(
+        std::move(Args),
+        std::make_unique<SpmdAction>(Opts, &AnalysisMs, Cancelled),
+        Files.get());
     Invocation.setDiagnosticConsumer(&Consumer);
     Ok = Invocation.run();
     if (FilesRead) {
@@ -365,8 +437,9 @@ bool runAnalysis(const CompileCommand &Command,
     Timing->TotalCpuMs = threadCpuMs() - StartCpu;
     Timing->AnalysisMs = AnalysisMs;
     Timing->Preamble = Use;
+    Timing->Cancelled = isSet(Cancelled);
   }
-  return Ok;
+  return Ok && !isSet(Cancelled);
 }
 
 } // namespace spmd::tools

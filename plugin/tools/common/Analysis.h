@@ -18,6 +18,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/VirtualFileSystem.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,8 @@ struct AnalysisTiming {
     Reused,
     Unusable
   } Preamble = PreambleUse::None;
+  /// The run was cancelled (its diagnostics are incomplete).
+  bool Cancelled = false;
 };
 
 /// The parsed preamble of one document (the #include block at its top,
@@ -75,7 +78,8 @@ private:
                           llvm::ArrayRef<std::string>,
                           llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>,
                           clang::DiagnosticConsumer &, AnalysisTiming *,
-                          std::vector<std::string> *, PreambleCache *);
+                          std::vector<std::string> *, PreambleCache *,
+                          const std::atomic<bool> *);
   std::unique_ptr<State> S;
 };
 
@@ -99,6 +103,13 @@ pluginArgumentsOf(const clang::tooling::CommandLineArguments &Args);
 /// When \p FilesRead is given, the absolute paths of every file the frontend
 /// read (the source and its headers) are appended to it, for a depfile.
 ///
+/// When \p Cancelled is given and becomes true (from another thread), the
+/// run stops early: the frontend stops reading files (a missing header is a
+/// fatal error, after which Clang includes nothing more and instantiates no
+/// template), stops parsing at the next top-level declaration and skips the
+/// checker; a preamble built meanwhile is dropped. The diagnostics reported
+/// so far are incomplete; Timing->Cancelled says so and the result is false.
+///
 /// Thread-safe: concurrent calls must use distinct file systems.
 bool runAnalysis(const clang::tooling::CompileCommand &Command,
                  llvm::ArrayRef<std::string> PluginArgs,
@@ -106,7 +117,8 @@ bool runAnalysis(const clang::tooling::CompileCommand &Command,
                  clang::DiagnosticConsumer &Consumer,
                  AnalysisTiming *Timing = nullptr,
                  std::vector<std::string> *FilesRead = nullptr,
-                 PreambleCache *Preamble = nullptr);
+                 PreambleCache *Preamble = nullptr,
+                 const std::atomic<bool> *Cancelled = nullptr);
 
 /// Makes sure the analysis library's attribute handlers are instantiated;
 /// call once before running analyses on several threads.

@@ -12,22 +12,26 @@
 // quick-fix code actions for fix-its.
 //
 // Threads: the main thread reads the editor, one thread reads clangd, one
-// worker runs analyses. Neither reader ever waits for an analysis; a result
-// is shown only if the document still has the version it was computed for;
-// a crash in the analysis is caught (CrashRecoveryContext) and logged.
+// worker runs analyses. Neither reader ever waits for an analysis; an edit
+// cancels the analysis in flight (only the latest version is analysed); a
+// result is shown only if the document still has the version it was
+// computed for; a crash in the analysis is caught (CrashRecoveryContext) and
+// logged. Messages that would stop clangd are answered here; the editor's
+// "exit" never waits for clangd more than a moment.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../common/Analysis.h"
+#include "../common/CompileCommands.h"
 #include "../common/Diagnostics.h"
 #include "../common/Rules.h"
+#include "../common/Uri.h"
 #include "Documents.h"
 #include "Transport.h"
 
 #include "spmd/plugin/Options.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
-#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -107,72 +111,13 @@ struct ProxyOptions {
   std::string CrashMarker;
 };
 
-/// Finds a file's compile command the way clangd does: the nearest
-/// compile_commands.json in the file's directory, a parent, or their build/
-/// subdirectory (or the one given by --compile-commands-dir), with commands
-/// inferred for files it does not list; a plain C++17 command otherwise.
-class CommandLookup {
-public:
-  explicit CommandLookup(std::string FixedDir)
-      : FixedDir(std::move(FixedDir)) {}
-
-  CompileCommand get(llvm::StringRef Path) {
-    if (CompilationDatabase *DB = find(Path)) {
-      std::vector<CompileCommand> Commands = DB->getCompileCommands(Path);
-      if (!Commands.empty())
-        return Commands.front();
-    }
-    llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
-    return CompileCommand(Dir, Path, {"clang++", "-std=c++17", Path.str()}, "");
-  }
-
-private:
-  CompilationDatabase *find(llvm::StringRef Path) {
-    std::lock_guard<std::mutex> Lock(Mutex);
-    if (!FixedDir.empty())
-      return load(FixedDir);
-    for (llvm::StringRef Dir = llvm::sys::path::parent_path(Path); !Dir.empty();
-         Dir = llvm::sys::path::parent_path(Dir)) {
-      if (CompilationDatabase *DB = load(Dir))
-        return DB;
-      llvm::SmallString<256> Build(Dir);
-      llvm::sys::path::append(Build, "build");
-      if (CompilationDatabase *DB = load(Build))
-        return DB;
-    }
-    return nullptr;
-  }
-
-  CompilationDatabase *load(llvm::StringRef Dir) {
-    auto It = ByDir.find(Dir);
-    if (It != ByDir.end())
-      return It->second.get();
-    llvm::SmallString<256> File(Dir);
-    llvm::sys::path::append(File, "compile_commands.json");
-    std::unique_ptr<CompilationDatabase> DB;
-    if (llvm::sys::fs::exists(File)) {
-      std::string Err;
-      auto JSON = JSONCompilationDatabase::loadFromFile(
-          File, Err, JSONCommandLineSyntax::AutoDetect);
-      if (JSON) {
-        DB = inferMissingCompileCommands(std::move(JSON));
-        log("using " + File);
-      } else {
-        log("cannot read " + File + ": " + Err);
-      }
-    }
-    return (ByDir[Dir] = std::move(DB)).get();
-  }
-
-  std::string FixedDir;
-  std::mutex Mutex;
-  llvm::StringMap<std::unique_ptr<CompilationDatabase>> ByDir;
-};
-
 /// The SPMD part of a document's diagnostics.
 struct SpmdResult {
   int64_t Version = -1; ///< the document version analysed; -1: none yet
   bool Crashed = false;
+  /// Stopped because the document changed (or closed, or the editor left):
+  /// nothing to show.
+  bool Cancelled = false;
   json::Array Diagnostics;
   /// Quick fixes: CodeAction objects, each for one of Diagnostics.
   std::vector<json::Object> Actions;
@@ -185,6 +130,9 @@ struct Document {
   /// The params of clangd's latest publishDiagnostics for the document.
   std::optional<json::Object> ServerParams;
   SpmdResult Spmd;
+  /// The version of the latest publishDiagnostics sent to the editor: the
+  /// versions it sees never go back.
+  std::optional<int64_t> PublishedVersion;
 };
 
 /// Whether LSP positions a <= b.
@@ -215,7 +163,9 @@ class Proxy {
 public:
   Proxy(ProxyOptions Opts, int ToServerFD, int FromServerFD)
       : Opts(std::move(Opts)), ToClient(STDOUT_FILENO), ToServer(ToServerFD),
-        FromServer(FromServerFD), Commands(this->Opts.CompileCommandsDir) {}
+        FromServer(FromServerFD),
+        Commands(this->Opts.CompileCommandsDir,
+                 [](const llvm::Twine &Message) { log(Message); }) {}
 
   /// Relays editor -> clangd until end of input or the exit notification.
   void clientLoop();
@@ -226,12 +176,15 @@ public:
   void stop() {
     std::lock_guard<std::mutex> Lock(Mutex);
     Stopping = true;
+    CancelCurrent = true; // abandon the analysis in flight
     Wake.notify_all();
   }
   void closeServerInput() { ToServer.close(); }
   /// Whether the editor sent "exit" or closed its end (set before "exit" is
   /// relayed, so clangd's exit that follows is never taken for a crash).
   bool clientFinished() const { return ClientFinished; }
+  /// Whether the editor sent "shutdown" (then "exit" means status 0).
+  bool shutdownRequested() const { return ShutdownRequested; }
 
 private:
   void observeClientMessage(json::Object &Message);
@@ -239,7 +192,9 @@ private:
   /// (itself, or with SPMD diagnostics / code actions merged).
   std::optional<json::Object> rewriteServerMessage(json::Object &Message);
   void enqueue(llvm::StringRef Uri);
-  json::Object publishMessage(llvm::StringRef Uri, const Document &D);
+  json::Object publishMessage(llvm::StringRef Uri, Document &D);
+  /// Cancels the analysis in flight if it is of \p Uri (under Mutex).
+  void cancelIfCurrent(llvm::StringRef Uri);
   SpmdResult
   analyse(llvm::StringRef Uri, const Document &Snapshot,
           PreambleCache *Preamble,
@@ -247,9 +202,16 @@ private:
   json::Value toLspRange(const Position &Begin, const Position &End,
                          llvm::StringRef Text) const;
   void logToClient(int Type, const llvm::Twine &Message);
+  /// Answers an invalid message from the editor with "invalid request"
+  /// (id null) instead of relaying it.
+  void rejectClientMessage(const llvm::Twine &What);
 
   ProxyOptions Opts;
   std::atomic<bool> ClientFinished{false};
+  std::atomic<bool> ShutdownRequested{false};
+  /// Set to stop the analysis in flight: its document changed or closed, or
+  /// the editor is leaving. Reset by the worker when it starts the next one.
+  std::atomic<bool> CancelCurrent{false};
   MessageWriter ToClient, ToServer;
   MessageReader FromServer;
   CommandLookup Commands;
@@ -263,6 +225,8 @@ private:
   bool InlineCodeActions = false;
   std::optional<std::string> InitializeId;
   llvm::StringMap<Document> Docs;
+  /// The document being analysed, or empty.
+  std::string CurrentUri;
   std::deque<std::string> Queue;
   llvm::StringSet<> Queued;
   /// Open textDocument/codeAction requests: id -> params.
@@ -279,6 +243,11 @@ void Proxy::logToClient(int Type, const llvm::Twine &Message) {
   ToClient.write(llvm::formatv("{0}", json::Value(std::move(Note))).str());
 }
 
+void Proxy::cancelIfCurrent(llvm::StringRef Uri) {
+  if (!CurrentUri.empty() && CurrentUri == Uri)
+    CancelCurrent = true;
+}
+
 void Proxy::enqueue(llvm::StringRef Uri) {
   if (Queued.insert(Uri).second)
     Queue.push_back(Uri.str());
@@ -291,6 +260,21 @@ void Proxy::observeClientMessage(json::Object &Message) {
     return;
   json::Object *Params = Message.getObject("params");
   std::lock_guard<std::mutex> Lock(Mutex);
+  if (*Method == "shutdown") {
+    // No result will be shown any more: stop analysing.
+    ShutdownRequested = true;
+    Stopping = true;
+    CancelCurrent = true;
+    Wake.notify_all();
+    return;
+  }
+  if (*Method == "$/cancelRequest") {
+    // clangd answers the request (with RequestCancelled or its result); the
+    // answer is relayed as is.
+    if (const json::Value *Id = Params ? Params->get("id") : nullptr)
+      CodeActionRequests.erase(idKey(*Id));
+    return;
+  }
   if (*Method == "initialize") {
     if (const json::Value *Id = Message.get("id"))
       InitializeId = idKey(*Id);
@@ -313,6 +297,7 @@ void Proxy::observeClientMessage(json::Object &Message) {
     std::optional<llvm::StringRef> Text = TD->getString("text");
     if (!Path || !Text)
       return;
+    cancelIfCurrent(*Uri);
     Document &D = Docs[*Uri];
     D = Document();
     D.Path = *Path;
@@ -326,14 +311,17 @@ void Proxy::observeClientMessage(json::Object &Message) {
       return;
     Document &D = It->second;
     for (const json::Value &C : *Changes) {
-      std::string Err;
+      std::string Err = "a content change that is not an object";
       if (!C.getAsObject() ||
           !applyContentChange(D.Text, *C.getAsObject(), Encoding, Err))
         log("ignoring a bad change of " + *Uri + ": " + Err);
     }
     D.Version = TD->getInteger("version").value_or(D.Version + 1);
+    // Only the latest version is analysed: stop the one in flight.
+    cancelIfCurrent(*Uri);
     enqueue(*Uri);
   } else if (*Method == "textDocument/didClose") {
+    cancelIfCurrent(*Uri);
     Docs.erase(*Uri);
   } else if (*Method == "textDocument/codeAction") {
     if (const json::Value *Id = Message.get("id"))
@@ -341,7 +329,7 @@ void Proxy::observeClientMessage(json::Object &Message) {
   }
 }
 
-json::Object Proxy::publishMessage(llvm::StringRef Uri, const Document &D) {
+json::Object Proxy::publishMessage(llvm::StringRef Uri, Document &D) {
   json::Object Params =
       D.ServerParams ? *D.ServerParams
                      : json::Object{{"uri", Uri.str()}, {"version", D.Version}};
@@ -349,9 +337,20 @@ json::Object Proxy::publishMessage(llvm::StringRef Uri, const Document &D) {
   if (const json::Array *Server = Params.getArray("diagnostics"))
     Diags = *Server;
   // Stale SPMD results (for an older version of the text) are never shown.
-  if (D.Spmd.Version == D.Version)
+  std::optional<int64_t> Version = Params.getInteger("version");
+  if (D.Spmd.Version == D.Version) {
     for (const json::Value &V : D.Spmd.Diagnostics)
       Diags.push_back(V);
+    Version = std::max(Version.value_or(D.Version), D.Version);
+  }
+  // clangd's diagnostics for version N can come after SPMD ones published
+  // for N+1: the version an editor sees never goes back.
+  if (Version) {
+    if (D.PublishedVersion)
+      Version = std::max(*Version, *D.PublishedVersion);
+    Params["version"] = *Version;
+    D.PublishedVersion = Version;
+  }
   Params["diagnostics"] = std::move(Diags);
   return json::Object{{"jsonrpc", "2.0"},
                       {"method", "textDocument/publishDiagnostics"},
@@ -431,16 +430,52 @@ std::optional<json::Object> Proxy::rewriteServerMessage(json::Object &Message) {
   return std::nullopt;
 }
 
+/// Messages nested deeper than this are relayed without being parsed (LSP
+/// messages nest a dozen levels; llvm::json::parse recurses per level).
+constexpr unsigned MaxJsonDepth = 1000;
+
+void Proxy::rejectClientMessage(const llvm::Twine &What) {
+  logToClient(2, "dropped " + What + " from the editor");
+  // JSON-RPC's answer to an invalid request whose id cannot be known.
+  json::Object Error{{"code", -32600},
+                     {"message", ("invalid request: " + What).str()}};
+  ToClient.write(llvm::formatv("{0}", json::Value(json::Object{
+                                          {"jsonrpc", "2.0"},
+                                          {"id", nullptr},
+                                          {"error", std::move(Error)}}))
+                     .str());
+}
+
 void Proxy::clientLoop() {
   MessageReader FromClient(STDIN_FILENO);
   std::string Body, Err;
-  while (FromClient.read(Body, Err)) {
+  while (true) {
+    MessageReader::Result Got = FromClient.read(Body, Err);
+    if (Got == MessageReader::Result::End)
+      break;
+    if (Got == MessageReader::Result::Malformed) {
+      // Nothing to relay: the message's extent is unknown. Go on with the
+      // next one, as clangd does.
+      logToClient(2, "skipped a malformed message from the editor: " + Err);
+      continue;
+    }
     bool Exit = false;
-    llvm::Expected<json::Value> V = json::parse(Body);
-    if (!V) {
+    if (jsonNestsDeeperThan(Body, MaxJsonDepth)) {
+      // No LSP message nests so deep; parsing it would exhaust the stack
+      // (ours, and clangd's at a few tens of thousands of levels).
+      rejectClientMessage("a message nested more than " +
+                          llvm::Twine(MaxJsonDepth) + " levels deep");
+      continue;
+    } else if (llvm::Expected<json::Value> V = json::parse(Body); !V) {
       log("editor sent a message that is not JSON (relayed as is): " +
           llvm::toString(V.takeError()));
-    } else if (json::Object *O = V->getAsObject()) {
+    } else if (json::Object *O = V->getAsObject();
+               !O || O->getString("jsonrpc") != llvm::StringRef("2.0")) {
+      // clangd stops on such a message (a batch array, a number, an object
+      // without "jsonrpc": "2.0").
+      rejectClientMessage("a message that is not a JSON-RPC 2.0 object");
+      continue;
+    } else {
       // Observe before relaying, so that a quick answer from clangd (e.g.
       // to codeAction) finds its request recorded.
       observeClientMessage(*O);
@@ -454,19 +489,26 @@ void Proxy::clientLoop() {
       return;
   }
   ClientFinished = true;
-  if (!Err.empty())
-    log("reading from the editor: " + Err);
 }
 
 void Proxy::serverLoop() {
   std::string Body, Err;
-  while (FromServer.read(Body, Err)) {
-    llvm::Expected<json::Value> V = json::parse(Body);
+  while (true) {
+    MessageReader::Result Got = FromServer.read(Body, Err);
+    if (Got == MessageReader::Result::End)
+      break;
+    if (Got == MessageReader::Result::Malformed) {
+      log("skipped a malformed message from clangd: " + Err);
+      continue;
+    }
     std::optional<json::Object> Rewritten;
-    if (!V)
-      llvm::consumeError(V.takeError());
-    else if (json::Object *O = V->getAsObject())
-      Rewritten = rewriteServerMessage(*O);
+    if (!jsonNestsDeeperThan(Body, MaxJsonDepth)) {
+      llvm::Expected<json::Value> V = json::parse(Body);
+      if (!V)
+        llvm::consumeError(V.takeError());
+      else if (json::Object *O = V->getAsObject())
+        Rewritten = rewriteServerMessage(*O);
+    }
     if (!Rewritten) {
       ToClient.write(Body);
       continue;
@@ -477,8 +519,6 @@ void Proxy::serverLoop() {
     ToClient.write(
         llvm::formatv("{0}", json::Value(std::move(*Rewritten))).str());
   }
-  if (!Err.empty())
-    log("reading from clangd: " + Err);
 }
 
 json::Value Proxy::toLspRange(const Position &Begin, const Position &End,
@@ -527,8 +567,16 @@ SpmdResult Proxy::analyse(
         llvm::StringRef(Snapshot.Text).contains(Opts.CrashMarker))
       LLVM_BUILTIN_TRAP;
     runAnalysis(Command, Opts.PluginArgs, FS, Collector, &Timing,
-                /*FilesRead=*/nullptr, Preamble);
+                /*FilesRead=*/nullptr, Preamble, &CancelCurrent);
   });
+  if (Finished && Timing.Cancelled) {
+    log(llvm::formatv("cancelled {0} (version {1}) after {2:f1} ms: "
+                      "superseded",
+                      Snapshot.Path, Snapshot.Version, Timing.TotalMs)
+            .str());
+    R.Cancelled = true;
+    return R;
+  }
   if (!Finished) {
     logToClient(1, llvm::formatv("the SPMD analysis crashed on {0} (version "
                                  "{1}); clangd's diagnostics are unaffected",
@@ -548,7 +596,7 @@ SpmdResult Proxy::analyse(
         if (Path == File)
           FileText = Text;
     return json::Object{
-        {"uri", Main ? Uri.str() : pathToUri(File)},
+        {"uri", Main ? Uri.str() : fileUri(File)},
         {"range", toLspRange(Begin, End, Main ? Snapshot.Text : FileText)}};
   };
   auto RangeAt = [](const Diag &D) {
@@ -597,7 +645,7 @@ SpmdResult Proxy::analyse(
       std::map<std::string, json::Array> Edits;
       for (const FixIt &F : Fixes) {
         bool Main = F.File == Snapshot.Path;
-        Edits[Main ? Uri.str() : pathToUri(F.File)].push_back(json::Object{
+        Edits[Main ? Uri.str() : fileUri(F.File)].push_back(json::Object{
             {"range", toLspRange(F.Where.Begin, F.Where.End, Snapshot.Text)},
             {"newText", F.Replacement}});
       }
@@ -656,6 +704,9 @@ void Proxy::workerLoop() {
       auto It = Docs.find(Uri);
       if (It == Docs.end())
         continue;
+      // Edits from here on cancel this run (they also queue the next).
+      CurrentUri = Uri;
+      CancelCurrent = false;
       Snapshot.Path = It->second.Path;
       Snapshot.Version = It->second.Version;
       Snapshot.Text = It->second.Text;
@@ -679,8 +730,10 @@ void Proxy::workerLoop() {
     if (Result.Crashed)
       Preambles.erase(Snapshot.Path); // its state is unknown after a crash
     std::lock_guard<std::mutex> Lock(Mutex);
+    CurrentUri.clear();
     auto It = Docs.find(Uri);
-    if (It == Docs.end() || It->second.Version != Result.Version)
+    if (Result.Cancelled || It == Docs.end() ||
+        It->second.Version != Result.Version)
       continue; // edited (or closed) meanwhile: a newer run is queued
     It->second.Spmd = std::move(Result);
     ToClient.write(
@@ -741,17 +794,10 @@ bool spawnClangd(const ProxyOptions &Opts, pid_t &Pid, int &ToFD, int &FromFD) {
   return true;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
-  // Writing to a clangd that has gone must fail with EPIPE, not kill us.
-  sigset_t Pipe;
-  sigemptyset(&Pipe);
-  sigaddset(&Pipe, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &Pipe, nullptr);
-
-  ProxyOptions Opts;
+/// Reads the proxy's own options; everything else is for clangd. Returns an
+/// exit status when the program should stop here (--spmd-help, an error).
+std::optional<int> parseProxyOptions(int argc, char **argv,
+                                     ProxyOptions &Opts) {
   std::vector<std::string> PluginArgs;
   for (int I = 1; I < argc; ++I) {
     llvm::StringRef A = argv[I];
@@ -780,9 +826,10 @@ int main(int argc, char **argv) {
                     "--spmd-help)\n";
     return 1;
   }
+  Opts.PluginArgs = std::move(PluginArgs);
   if (Opts.ClangdPath.empty()) {
     std::string Self = llvm::sys::fs::getMainExecutable(
-        argv[0], reinterpret_cast<void *>(&main));
+        argv[0], reinterpret_cast<void *>(&parseProxyOptions));
     std::optional<std::string> Found = findClangd(Self);
     if (!Found) {
       llvm::errs() << "spmd-clangd: error: no clangd-19 or clangd on PATH; "
@@ -791,20 +838,39 @@ int main(int argc, char **argv) {
     }
     Opts.ClangdPath = *Found;
   }
-  Opts.PluginArgs = std::move(PluginArgs);
+  return std::nullopt;
+}
 
-  pid_t Pid;
-  int ToFD, FromFD;
-  if (!spawnClangd(Opts, Pid, ToFD, FromFD)) {
-    llvm::errs() << "spmd-clangd: error: cannot start '" << Opts.ClangdPath
-                 << "': " << strerror(errno)
-                 << " (pass the path of clangd with --clangd=<path>)\n";
-    return 1;
+/// Waits for clangd to exit, at most \p Grace, then kills it. Returns its
+/// exit status, or -1 when it had to be killed.
+int reapClangd(pid_t Pid, std::chrono::milliseconds Grace) {
+  auto Deadline = std::chrono::steady_clock::now() + Grace;
+  int Status = 0;
+  while (true) {
+    pid_t Got = waitpid(Pid, &Status, WNOHANG);
+    if (Got == Pid)
+      return WIFEXITED(Status) ? WEXITSTATUS(Status) : 1;
+    if (Got < 0 && errno != EINTR)
+      return 1;
+    if (std::chrono::steady_clock::now() >= Deadline)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  log("started " + Opts.ClangdPath);
+  // clangd finishes the work in flight (a libtorch preamble: tens of
+  // seconds) before it honours "exit"; the editor must not wait for that.
+  kill(Pid, SIGKILL);
+  while (waitpid(Pid, &Status, 0) < 0 && errno == EINTR)
+    ;
+  return -1;
+}
 
-  llvm::CrashRecoveryContext::Enable();
-  initializeAnalysis();
+/// How long clangd gets to exit after the editor's "exit" (or end of input)
+/// before it is killed.
+constexpr std::chrono::milliseconds ClangdExitGrace(1500);
+
+/// Relays between the editor and clangd until the editor leaves; returns
+/// the exit status (LSP: 0 after shutdown + exit, 1 after exit alone).
+int runProxy(ProxyOptions Opts, pid_t Pid, int ToFD, int FromFD) {
   Proxy P(std::move(Opts), ToFD, FromFD);
   std::thread ServerThread([&P, Pid] {
     P.serverLoop();
@@ -818,21 +884,54 @@ int main(int argc, char **argv) {
     log("clangd exited unexpectedly; exiting");
     std::_Exit(WIFEXITED(Status) ? WEXITSTATUS(Status) : 1);
   });
+  ServerThread.detach();
   // Clang's parser recurses deeply: give the analysis clangd's stack size.
   llvm::thread Worker(std::optional<unsigned>(8u << 20),
                       [&P] { P.workerLoop(); });
+  Worker.detach();
 
   P.clientLoop();
-  // clangd exits on "exit" or on end of input; relay what it still sends.
-  P.closeServerInput();
-  ServerThread.join();
-  int Status = 0;
-  while (waitpid(Pid, &Status, 0) < 0 && errno == EINTR)
-    ;
-  int Code = WIFEXITED(Status) ? WEXITSTATUS(Status) : 1;
+  // An analysis still running is abandoned (cancelled; its result would be
+  // stale), and clangd gets a moment to exit on its own.
   P.stop();
-  // An analysis still running is abandoned; its result would be stale.
-  Worker.detach();
+  P.closeServerInput();
+  int Code = reapClangd(Pid, ClangdExitGrace);
+  if (Code < 0) {
+    log("clangd did not exit within " + llvm::Twine(ClangdExitGrace.count()) +
+        " ms; killed it");
+    Code = P.shutdownRequested() ? 0 : 1;
+  }
+  return Code;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  // Writing to a clangd that has gone must fail with EPIPE, not kill us.
+  sigset_t Pipe;
+  sigemptyset(&Pipe);
+  sigaddset(&Pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &Pipe, nullptr);
+
+  ProxyOptions Opts;
+  if (std::optional<int> Done = parseProxyOptions(argc, argv, Opts))
+    return *Done;
+
+  pid_t Pid;
+  int ToFD, FromFD;
+  if (!spawnClangd(Opts, Pid, ToFD, FromFD)) {
+    llvm::errs() << "spmd-clangd: error: cannot start '" << Opts.ClangdPath
+                 << "': " << strerror(errno)
+                 << " (pass the path of clangd with --clangd=<path>)\n";
+    return 1;
+  }
+  log("started " + Opts.ClangdPath);
+  llvm::CrashRecoveryContext::Enable();
+  initializeAnalysis();
+  int Code = runProxy(std::move(Opts), Pid, ToFD, FromFD);
+  // Threads still running (an abandoned analysis, the clangd reader) must
+  // not hold the exit: no static destructors.
   llvm::errs().flush();
   std::_Exit(Code);
 }

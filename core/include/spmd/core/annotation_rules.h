@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace spmd::core {
@@ -39,6 +40,19 @@ Status check_loss(const std::optional<TensorType>& loss, bool strict = true);
 /// `type`, in sorted order.
 std::vector<std::string> missing_axes(
     const TensorType& type, const std::vector<std::string>& mesh_axes);
+
+/// Mesh completeness of one operand at a use (spec §4.3): Ok when `type`
+/// has every axis of `mesh_axes`. Otherwise SpmdTypeError with `axis` = the
+/// first missing axis in mesh order, `expected` = all missing axes
+/// ("{dp, tp}"), `actual` = the type, message "<subject> has no type for
+/// axis '<axis>' of <mesh>" and fix "annotate it on every mesh axis, e.g.
+/// spmd::assert_type(x, {<axis> = R}) or [[spmd::type(<axis> = ...)]]".
+/// `subject` names the operand ("x", "args[1]"); `mesh` names the mesh as
+/// the front end knows it ("the current mesh {dp, tp}", "the function's
+/// mesh [[spmd::mesh]]").
+Status check_mesh_complete(const TensorType& type,
+                           const std::vector<std::string>& mesh_axes,
+                           std::string_view subject, std::string_view mesh);
 
 }  // namespace spmd::core
 

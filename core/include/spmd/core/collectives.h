@@ -11,9 +11,11 @@
 
 #include <spmd/core/tensor_type.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace spmd::core {
@@ -38,6 +40,26 @@ const char* to_string(Collective c);
 /// Parses a function name ("all_reduce", "spmd::all_reduce", ...).
 std::optional<Collective> parse_collective(std::string_view name);
 
+/// The fields of spmd::CollectiveOptions, in declaration order. Their names,
+/// types, defaults, the collectives that accept them and their meaning are
+/// described once, in <spmd/core/collective_options.h>.
+enum class CollectiveOption : unsigned char {
+  OpDtype,
+  OutDtype,
+  Backward,
+  Inplace,
+  ExpertMode,
+  GatherDim,
+  ScatterDim,
+  SplitDim,
+  ConcatDim,
+  SplitSizes,
+  InputSplitSizes,
+  OutputSplitSizes,
+};
+/// Number of CollectiveOption values.
+inline constexpr int kNumCollectiveOptions = 12;
+
 /// One call of a collective: its src/dst and the options that affect
 /// legality, data movement and the backward. Dims are tensor dims; negative
 /// values are allowed until resolve() is called with the input's ndim.
@@ -56,28 +78,64 @@ struct CollectiveCall {
   std::vector<long> split_sizes;  ///< all_gather / reduce_scatter, uneven S(i)
   std::vector<long> input_split_sizes;   ///< all_to_all, uneven
   std::vector<long> output_split_sizes;  ///< all_to_all, uneven
+  /// Options given with a value the front end cannot read (the plugin sees
+  /// `{.split_sizes = sizes}` but not `sizes`): one bit per
+  /// CollectiveOption, set by set_option(). Such an option counts as given
+  /// (has_option) while checks that need its value are skipped.
+  std::uint32_t unread_options = 0;
 
   /// "all_gather(src=S(0), dst=R)" plus non-default options.
   std::string to_string() const;
   friend bool operator==(const CollectiveCall& a, const CollectiveCall& b);
 };
 
-/// The default src / dst of spec §7.1 (nullopt = required argument).
-std::optional<PerAxisType> default_src(Collective c);
-std::optional<PerAxisType> default_dst(Collective c);
+/// The (src, dst) an operation implies because it takes none (spec §7.1,
+/// §7.11): invariant_to_replicate is (I, R). nullopt for every other
+/// collective, whose C++ signature takes src and dst explicitly.
+std::optional<std::pair<PerAxisType, PerAxisType>> implied_types(Collective c);
+
+/// Whether `t` is one of R, I, V, P or S(i). A PerAxisType built from an
+/// out-of-range kind (`PerAxisType{TypeKind(7), 0}`) is not.
+bool is_valid_type(PerAxisType t);
 
 /// Resolves negative shard dims in src/dst (spec §2.3) against `ndim`.
 /// Errors: SpmdTypeError "S(k) is out of bounds for tensor with ndim=N".
 Result<CollectiveCall> resolve(const CollectiveCall& call, long ndim);
 
-/// Argument legality in the order the spec gives for each op (§7.3-§7.11):
-/// src/dst pairs, expert-mode gate, split-size and dim conflicts, inplace
-/// with dtypes. Shards may be unresolved; dim-conflict checks that need a
-/// resolved dim are done only when the dims are non-negative.
+/// Argument legality: first that src and dst are valid type values
+/// (UsageError "src of convert is not a valid SPMD type") and that every
+/// given option is accepted by the op (InvalidArgument "gather_dim is not an
+/// option of all_reduce", from the table of collective_options.h); then, in
+/// the order the spec gives for each op (§7.3-§7.11): src/dst pairs,
+/// expert-mode gate, split-size and dim conflicts, inplace with dtypes.
+/// Shards may be unresolved; dim-conflict checks that need a resolved dim
+/// are done only when the dims are non-negative.
 /// Errors: InvalidArgument with the spec's key phrases ("must be P",
 /// "must be R or I", "must be V or S(i)", "expert_mode", "not supported",
 /// "does not support S(i)", "only supported with src=S(i)", "conflict", ...).
 Status check_arguments(const CollectiveCall& call);
+
+/// The split and concat dims of an all_to_all (spec §7.6 table):
+/// S(i)->S(j): (j, i); S(i)->V: (i, concat_dim or 0); V->S(j): (split_dim or
+/// 0, j); V->V: (split_dim or 0, concat_dim or 0). Given dims are returned
+/// as given (possibly negative); shard dims as in the call (resolve first).
+struct AllToAllDims {
+  long split = 0;
+  long concat = 0;
+  friend bool operator==(AllToAllDims a, AllToAllDims b) {
+    return a.split == b.split && a.concat == b.concat;
+  }
+};
+AllToAllDims all_to_all_dims(const CollectiveCall& call);
+
+/// The primitive that performs a legal, resolved call: shard -> convert,
+/// unshard -> all_gather, invariant_to_replicate -> convert(I, R),
+/// redistribute -> its route (§7.12, dtype options kept); other ops are
+/// their own primitive. The result carries expert_mode = true (legality was
+/// checked on the user's call; a lowering may need a gated primitive such as
+/// convert(R, I)). nullopt when nothing needs to run (is_noop of the
+/// primitive).
+std::optional<CollectiveCall> lower_to_primitive(const CollectiveCall& call);
 
 /// True when the call returns its input unchanged (same base type for
 /// convert/redistribute, src == dst for reinterpret, group of size 1 aside).
@@ -115,20 +173,15 @@ bool backward_reduces(const CollectiveCall& call);
 
 /// Forward dtype resolution of spec §7.10: which of the input, op and out
 /// dtypes the operation runs in and casts to, given the input's and the
-/// out dtype's bit widths (the "fewer bits" rule). Never returns Narrower:
-/// it is resolved to Input or Out. (Dtype identity is the runtime's
-/// business; the core decides which one.)
-enum class DtypeChoice { Input, Op, Out, Narrower };
+/// out dtype's bit widths (the "fewer bits" rule is resolved here to Input
+/// or Out). (Dtype identity is the runtime's business; the core decides
+/// which one.)
+enum class DtypeChoice { Input, Op, Out };
 struct DtypePlan {
   DtypeChoice op;   ///< which dtype the operation runs in
   DtypeChoice out;  ///< which dtype the result is cast to
 };
 DtypePlan plan_dtypes(const CollectiveCall& call, int input_bits, int out_bits);
-
-/// Allowed keys of backward_options: "op_dtype", "out_dtype",
-/// "backward_options". Errors: InvalidArgument "Unknown keys in
-/// backward_options: ...".
-Status check_backward_option_keys(const std::vector<std::string>& keys);
 
 }  // namespace spmd::core
 

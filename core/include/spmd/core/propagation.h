@@ -42,15 +42,51 @@ struct OpInfo {
   std::vector<int> tensor_positions;  ///< plain numbers here are weak Scalars
   std::vector<int> nonlinear_positions;  ///< operands here must not be P
   bool known = false;  ///< false: unknown op, NONLINEAR default
+  /// The op mutates its first operand (a trailing-`_` method such as
+  /// ".add_", or a compound assignment "__iadd__"); see is_inplace_name.
+  bool inplace = false;
 };
 
+/// Whether an op name denotes an in-place op (spec §6.11): a trailing `_`
+/// that is not part of a dunder (".add_", "add_", "at::Tensor::add_",
+/// "aten::add_.Tensor"), or a compound-assignment dunder or operator
+/// ("__iadd__", "operator+="). "__add__" and "add" are not.
+bool is_inplace_name(std::string_view name);
+
+/// The spec registry's name for an op spelled in C++ or as an ATen schema
+/// (spec §6.5 registers Python names):
+///  * ATen: "aten::add.Tensor" -> "add" (overload dropped), in-place
+///    "aten::add_.Tensor" -> ".add_" (in-place variants are methods), and the
+///    ATen names whose Python name differs: "aten::rsub" -> "__rsub__",
+///    "aten::index" -> "__getitem__", "aten::scalar_tensor" -> "tensor",
+///    "aten::split_with_sizes" / "unsafe_split" -> "split", "unsafe_chunk"
+///    -> "chunk", the properties "aten::T" / "numpy_T" -> "prop T",
+///    "H" / "matrix_H" -> "prop H", "mT", "mH" / "adjoint" -> "prop mH",
+///    "real", "imag";
+///  * C++: "torch::add", "at::add", "torch::nn::functional::linear" ->
+///    the last component; "at::Tensor::add" -> ".add"; "operator+" ->
+///    "__add__", "operator+=" -> "__iadd__".
+/// Other names are returned unchanged.
+std::string normalize_op_name(std::string_view name);
+
+/// normalize_op_name for a dispatcher operator name of any namespace
+/// ("aten::add_.Tensor", "c10d::foo_"): namespace and overload dropped,
+/// the ATen renames applied, in-place variants made methods (".add_").
+std::string normalize_schema_name(std::string_view schema_name);
+
+/// classify_op for a dispatcher operator name of any namespace (the runtime
+/// checker's fallback sees every op this way): normalize_schema_name, then
+/// the registry, then, for a function the registry lists only as a method,
+/// the method ("aten::view" -> ".view"). Unknown ops are NONLINEAR, named by
+/// the normalised name.
+OpInfo classify_schema_op(std::string_view schema_name);
+
 /// Looks an op up by the spec's naming: function "add", method ".add",
-/// in-place method ".add_", dunder "__add__", property "prop T". Qualified
-/// C++ names are accepted too: "torch::add", "at::add",
-/// "torch::nn::functional::linear" (namespace stripped), and C++ operators
-/// ("operator+" -> "__add__", "operator+=" -> "__iadd__", unary "operator-"
-/// passed as "__neg__"). Unknown names give a NONLINEAR entry with known =
-/// false (spec §6.6).
+/// in-place method ".add_", dunder "__add__", property "prop T", or by a C++
+/// or ATen spelling (normalize_op_name); "aten::..." names go through
+/// classify_schema_op. Unknown names give a NONLINEAR entry with known =
+/// false (spec §6.6), named by `name` as given (ATen: the normalised name).
+/// `inplace` is set from is_inplace_name.
 OpInfo classify_op(std::string_view name);
 
 /// Maps a C++ operator spelling to the spec's dunder: "+" -> "__add__",

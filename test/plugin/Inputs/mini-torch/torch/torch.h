@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
 
 namespace torch {
 using namespace at;  // as torch/types.h does

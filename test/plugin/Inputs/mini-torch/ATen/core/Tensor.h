@@ -4,8 +4,11 @@
 #pragma once
 
 #include <c10/core/ScalarType.h>
+#include <c10/util/Optional.h>
 
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace at {
 
@@ -92,6 +95,27 @@ class Tensor : public TensorBase {
   Tensor squeeze(int64_t d) const;
   Tensor narrow(int64_t d, int64_t start, int64_t length) const;
   Tensor to(ScalarType t) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor expand(IntArrayRef size) const;
+  Tensor select(int64_t d, int64_t index) const;
+  Tensor slice(int64_t d, int64_t start, int64_t end) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t d = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t d = 0) const;
+  std::vector<Tensor> unbind(int64_t d = 0) const;
+  // Masks, indexing, more pointwise and reductions.
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor ge(const Scalar& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor gather(int64_t d, const Tensor& index) const;
+  Tensor index_select(int64_t d, const Tensor& index) const;
+  Tensor log_softmax(int64_t d) const;
+  Tensor log() const;
+  Tensor rsqrt() const;
+  Tensor square() const;
+  std::tuple<Tensor, Tensor> max(int64_t d, bool keepdim = false) const;
+  Tensor max() const;
   // Operators that are members in libtorch.
   Tensor operator-() const;
   Tensor& operator+=(const Tensor& other) &;
@@ -120,6 +144,9 @@ Tensor operator/(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Scalar& b);
 Tensor operator/(const Scalar& a, const Tensor& b);
 Tensor operator>(const Tensor& a, const Scalar& b);
+Tensor operator<(const Tensor& a, const Scalar& b);
+Tensor operator>=(const Tensor& a, const Scalar& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
 
 // Free functions (ATen/Functions.h).
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
@@ -139,10 +166,28 @@ Tensor exp(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor dropout(const Tensor& x, double p, bool train);
+// As in libtorch 1.13, weights and biases of these ops are optional.
 Tensor layer_norm(const Tensor& x, IntArrayRef shape,
-                  const Tensor& weight = {}, const Tensor& bias = {},
-                  double eps = 1e-5, bool cudnn_enable = true);
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {});
+                  const c10::optional<Tensor>& weight = {},
+                  const c10::optional<Tensor>& bias = {}, double eps = 1e-5,
+                  bool cudnn_enable = true);
+Tensor linear(const Tensor& x, const Tensor& w,
+              const c10::optional<Tensor>& b = {});
+Tensor embedding(const Tensor& weight, const Tensor& indices,
+                 int64_t padding_idx = -1, bool scale_grad_by_freq = false,
+                 bool sparse = false);
+Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
+                          const c10::optional<Tensor>& weight = {},
+                          int64_t reduction = 1, int64_t ignore_index = -100,
+                          double label_smoothing = 0.0);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+Tensor silu(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size,
+                          int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 Tensor sum(const Tensor& x);
 Tensor mean(const Tensor& x);
 Tensor transpose(const Tensor& x, int64_t a, int64_t b);
@@ -153,5 +198,7 @@ Tensor zeros(IntArrayRef size);
 Tensor ones(IntArrayRef size);
 Tensor randn(IntArrayRef size);
 Tensor zeros_like(const Tensor& x);
+Tensor empty(IntArrayRef size);
+Tensor arange(const Scalar& end);
 
 }  // namespace at
