@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../common/Analysis.h"
+#include "../common/CompileCommands.h"
 #include "../common/Diagnostics.h"
 #include "../common/Rules.h"
 #include "Output.h"
@@ -85,10 +86,10 @@ cl::list<std::string> Ignore("ignore",
                              cl::value_desc("kind|all"), cl::CommaSeparated,
                              cl::cat(Category));
 
-cl::opt<unsigned> Jobs("j",
-                       cl::desc("Check <N> files in parallel (0: one per "
-                                "hardware thread; default 1)"),
-                       cl::value_desc("N"), cl::init(1), cl::cat(Category));
+cl::opt<unsigned> Parallel("j",
+                           cl::desc("Check <N> files in parallel (0: one per "
+                                    "hardware thread; default 1)"),
+                           cl::value_desc("N"), cl::init(1), cl::cat(Category));
 
 cl::opt<std::string>
     SourceRoot("source-root",
@@ -108,11 +109,12 @@ cl::opt<std::string>
                      cl::value_desc("name"), cl::cat(Category));
 
 cl::extrahelp CommonHelp(CommonOptionsParser::HelpMessage);
+// The list of kinds comes from DiagKinds.def.
+const std::string KindsHelp = "\nDiagnostic kinds for --warn/--error/--ignore: " +
+                              spmd::plugin::diagKindList().str() +
+                              " (or 'all').\n";
+cl::extrahelp KindsHelpText(KindsHelp.c_str());
 cl::extrahelp MoreHelp(R"(
-Diagnostic kinds for --warn/--error/--ignore: collective-argument,
-collective-input, op-type, inplace, mesh, assignment, call-argument, return,
-assert-type, path-conflict, unknown-type (or 'all').
-
 Exit status: 0 when no error was reported, 1 when the analysis or the compiler
 reported an error, a file had no usable compile command, or an option was
 invalid.
@@ -141,27 +143,6 @@ std::vector<std::string> pluginArguments() {
     Result.push_back(std::move(A.second));
   return Result;
 }
-
-/// A compilation database that forwards to one it does not own, so that
-/// CommonOptionsParser's database can be wrapped by
-/// inferMissingCompileCommands.
-class BorrowedDatabase : public CompilationDatabase {
-public:
-  explicit BorrowedDatabase(const CompilationDatabase &DB) : DB(DB) {}
-  std::vector<CompileCommand>
-  getCompileCommands(llvm::StringRef File) const override {
-    return DB.getCompileCommands(File);
-  }
-  std::vector<std::string> getAllFiles() const override {
-    return DB.getAllFiles();
-  }
-  std::vector<CompileCommand> getAllCompileCommands() const override {
-    return DB.getAllCompileCommands();
-  }
-
-private:
-  const CompilationDatabase &DB;
-};
 
 std::string absolutePath(llvm::StringRef Path) {
   llvm::SmallString<256> Abs(Path);
@@ -195,6 +176,113 @@ void runJob(Job &J, llvm::ArrayRef<std::string> PluginArgs, bool UseColor) {
   TextOS.flush();
 }
 
+/// The files to check, each with its command or the reason it has none.
+std::vector<Job> collectJobs(const std::vector<std::string> &Sources,
+                             const CompilationDatabase &DB) {
+  std::vector<Job> Jobs;
+  for (const std::string &Source : Sources) {
+    Job J;
+    J.Report.File = absolutePath(Source);
+    if (!llvm::sys::fs::exists(J.Report.File)) {
+      J.Report.Problem = "no such file: '" + Source + "'";
+    } else {
+      std::vector<CompileCommand> Commands =
+          DB.getCompileCommands(J.Report.File);
+      if (Commands.empty())
+        J.Report.Problem =
+            "no compile command for '" + Source +
+            "': pass the build directory holding compile_commands.json with "
+            "-p <dir>, or the compiler flags after '--'";
+      else
+        J.Command = std::move(Commands.front());
+    }
+    Jobs.push_back(std::move(J));
+  }
+  return Jobs;
+}
+
+/// Checks every file that has a command, -j at a time.
+void runJobs(std::vector<Job> &Jobs, llvm::ArrayRef<std::string> PluginArgs) {
+  initializeAnalysis();
+  // Colours when the text goes to a terminal (LLVM's own --color option
+  // is not consulted: the report may be redirected).
+  bool UseColor = Format == OutputFormat::Text && OutputPath.empty() &&
+                  llvm::sys::Process::StandardOutHasColors();
+  llvm::DefaultThreadPool Pool(llvm::hardware_concurrency(Parallel));
+  for (Job &J : Jobs)
+    if (J.Command)
+      Pool.async(
+          [&J, PluginArgs, UseColor] { runJob(J, PluginArgs, UseColor); });
+  Pool.wait();
+}
+
+/// Writes the report in the chosen format, in command-line order. Returns
+/// false when nothing of error severity was found and every file was checked.
+bool writeReport(std::vector<Job> &Jobs, llvm::raw_ostream &Out) {
+  std::vector<FileReport> Reports;
+  unsigned Errors = 0, Warnings = 0, Failed = 0;
+  for (Job &J : Jobs) {
+    if (!J.Report.Checked) {
+      ++Failed;
+      llvm::WithColor::error(llvm::errs(), "spmd-check")
+          << J.Report.Problem << "\n";
+    }
+    for (const Diag &D : J.Report.Diags) {
+      Errors += D.isError();
+      Warnings += D.Severity == Diag::Level::Warning;
+    }
+    if (Format == OutputFormat::Text)
+      Out << J.Text;
+    Reports.push_back(std::move(J.Report));
+  }
+  if (Format == OutputFormat::Json) {
+    Out << llvm::formatv("{0:2}", toJson(Reports)) << "\n";
+  } else if (Format == OutputFormat::Sarif) {
+    std::string Root = absolutePath(SourceRoot.empty() ? std::string(".")
+                                                       : SourceRoot.getValue());
+    Out << llvm::formatv("{0:2}", toSarif(Reports, Root)) << "\n";
+  } else if (Errors || Warnings) {
+    llvm::errs() << Errors << (Errors == 1 ? " error" : " errors") << " and "
+                 << Warnings << (Warnings == 1 ? " warning" : " warnings")
+                 << " generated by spmd-check.\n";
+  }
+  return Errors || Failed;
+}
+
+/// Writes --dependency-file: every file any check read. False on an I/O
+/// error (reported).
+bool writeDepfile(const std::vector<Job> &Jobs) {
+  std::error_code EC;
+  llvm::raw_fd_ostream Dep(DependencyFile, EC, llvm::sys::fs::OF_Text);
+  if (EC) {
+    llvm::WithColor::error(llvm::errs(), "spmd-check")
+        << "cannot write '" << DependencyFile << "': " << EC.message() << "\n";
+    return false;
+  }
+  auto Escape = [](llvm::StringRef P) {
+    std::string E;
+    for (char C : P) {
+      if (C == ' ' || C == '#')
+        E += '\\';
+      else if (C == '$')
+        E += '$';
+      E += C;
+    }
+    return E;
+  };
+  std::string Target = !DependencyTarget.empty() ? DependencyTarget
+                       : !OutputPath.empty()     ? OutputPath
+                                                 : std::string("spmd-check");
+  Dep << Escape(Target) << ":";
+  llvm::StringSet<> Seen;
+  for (const Job &J : Jobs)
+    for (const std::string &F : J.FilesRead)
+      if (Seen.insert(F).second)
+        Dep << " \\\n  " << Escape(F);
+  Dep << "\n";
+  return true;
+}
+
 } // namespace
 
 int main(int argc, const char **argv) {
@@ -207,7 +295,6 @@ int main(int argc, const char **argv) {
         << llvm::toString(Parser.takeError()) << "\n";
     return 1;
   }
-
   // Validated here once; applied per file after the file's own
   // -fplugin-arg-spmd-check-* arguments.
   std::vector<std::string> PluginArgs = pluginArguments();
@@ -217,45 +304,12 @@ int main(int argc, const char **argv) {
     llvm::WithColor::error(llvm::errs(), "spmd-check") << OptErr << "\n";
     return 1;
   }
-
   // Files missing from the database (headers, new files) get the command of
   // the most similar file, as in clangd.
-  std::unique_ptr<CompilationDatabase> DB = inferMissingCompileCommands(
-      std::make_unique<BorrowedDatabase>(Parser->getCompilations()));
-
-  std::vector<Job> Jobs_;
-  for (const std::string &Source : Parser->getSourcePathList()) {
-    Job J;
-    J.Report.File = absolutePath(Source);
-    if (!llvm::sys::fs::exists(J.Report.File)) {
-      J.Report.Problem = "no such file: '" + Source + "'";
-    } else {
-      std::vector<CompileCommand> Commands =
-          DB->getCompileCommands(J.Report.File);
-      if (Commands.empty())
-        J.Report.Problem =
-            "no compile command for '" + Source +
-            "': pass the build directory holding compile_commands.json with "
-            "-p <dir>, or the compiler flags after '--'";
-      else
-        J.Command = std::move(Commands.front());
-    }
-    Jobs_.push_back(std::move(J));
-  }
-
-  initializeAnalysis();
-  // Colours when the text goes to a terminal (LLVM's own --color option
-  // is not consulted: the report may be redirected).
-  bool UseColor = Format == OutputFormat::Text && OutputPath.empty() &&
-                  llvm::sys::Process::StandardOutHasColors();
-  {
-    llvm::DefaultThreadPool Pool(llvm::hardware_concurrency(Jobs));
-    for (Job &J : Jobs_)
-      if (J.Command)
-        Pool.async(
-            [&J, &PluginArgs, UseColor] { runJob(J, PluginArgs, UseColor); });
-    Pool.wait();
-  }
+  std::unique_ptr<CompilationDatabase> DB =
+      withInferredCommands(Parser->getCompilations());
+  std::vector<Job> Jobs = collectJobs(Parser->getSourcePathList(), *DB);
+  runJobs(Jobs, PluginArgs);
 
   std::error_code EC;
   llvm::ToolOutputFile Out(OutputPath.empty() ? std::string("-")
@@ -266,66 +320,9 @@ int main(int argc, const char **argv) {
         << "cannot write '" << OutputPath << "': " << EC.message() << "\n";
     return 1;
   }
-
-  std::vector<FileReport> Reports;
-  unsigned Errors = 0, Warnings = 0, Failed = 0;
-  for (Job &J : Jobs_) {
-    if (!J.Report.Checked) {
-      ++Failed;
-      llvm::WithColor::error(llvm::errs(), "spmd-check")
-          << J.Report.Problem << "\n";
-    }
-    for (const Diag &D : J.Report.Diags) {
-      Errors += D.isError();
-      Warnings += D.Severity == Diag::Level::Warning;
-    }
-    if (Format == OutputFormat::Text)
-      Out.os() << J.Text;
-    Reports.push_back(std::move(J.Report));
-  }
-
-  if (Format == OutputFormat::Json) {
-    Out.os() << llvm::formatv("{0:2}", toJson(Reports)) << "\n";
-  } else if (Format == OutputFormat::Sarif) {
-    std::string Root = absolutePath(SourceRoot.empty() ? std::string(".")
-                                                       : SourceRoot.getValue());
-    Out.os() << llvm::formatv("{0:2}", toSarif(Reports, Root)) << "\n";
-  } else if (Errors || Warnings) {
-    llvm::errs() << Errors << (Errors == 1 ? " error" : " errors") << " and "
-                 << Warnings << (Warnings == 1 ? " warning" : " warnings")
-                 << " generated by spmd-check.\n";
-  }
+  bool Failed = writeReport(Jobs, Out.os());
   Out.keep();
-  if (!DependencyFile.empty()) {
-    std::error_code DepEC;
-    llvm::raw_fd_ostream Dep(DependencyFile, DepEC, llvm::sys::fs::OF_Text);
-    if (DepEC) {
-      llvm::WithColor::error(llvm::errs(), "spmd-check")
-          << "cannot write '" << DependencyFile << "': " << DepEC.message()
-          << "\n";
-      return 1;
-    }
-    auto Escape = [](llvm::StringRef P) {
-      std::string E;
-      for (char C : P) {
-        if (C == ' ' || C == '#')
-          E += '\\';
-        else if (C == '$')
-          E += '$';
-        E += C;
-      }
-      return E;
-    };
-    std::string Target = !DependencyTarget.empty() ? DependencyTarget
-                         : !OutputPath.empty()     ? OutputPath
-                                                   : std::string("spmd-check");
-    Dep << Escape(Target) << ":";
-    llvm::StringSet<> Seen;
-    for (const Job &J : Jobs_)
-      for (const std::string &F : J.FilesRead)
-        if (Seen.insert(F).second)
-          Dep << " \\\n  " << Escape(F);
-    Dep << "\n";
-  }
-  return (Errors || Failed) ? 1 : 0;
+  if (!DependencyFile.empty() && !writeDepfile(Jobs))
+    return 1;
+  return Failed ? 1 : 0;
 }
