@@ -10,7 +10,8 @@
 # 5.5 GB with the nvidia-* packages it pulls in; $SPMD_CUDA_VENV overrides),
 # created on first use and reused after. The CUDA toolkit that torch's CMake
 # package asks for (nvcc, CUDA headers) is the machine's /usr/local/cuda
-# ($CUDA_HOME overrides); NCCL's header comes from the nvidia-nccl wheel.
+# ($CUDA_HOME overrides), with libnvrtc from the nvidia wheels when the
+# toolkit lacks it; NCCL's header comes from the nvidia-nccl wheel.
 # Builds into build-cuda/ ($SPMD_CUDA_BUILD_DIR) at -O0 without debug info:
 # the library, the GPU collective test and the launch smoke test, so the link
 # of executables against libtorch_cuda is checked too.
@@ -40,6 +41,14 @@ else
 fi
 venv_s=$(( $(date +%s) - start ))
 
+# The machine's toolkit may hold only the compiler and the runtime; libnvrtc,
+# which torch's CMake package asks for, is then the nvidia wheel's.
+nvrtc_args=()
+if ! ls "$CUDA_HOME"/lib64/libnvrtc.so* >/dev/null 2>&1; then
+  nvrtc=$(ls "$VENV"/lib/python3*/site-packages/nvidia/cu*/lib/libnvrtc.so.* 2>/dev/null | grep -v builtins | head -n1)
+  [ -n "$nvrtc" ] && nvrtc_args=(-DCUDA_nvrtc_LIBRARY="$nvrtc" -DCUDA_NVRTC_LIB="$nvrtc")
+fi
+
 # CMAKE_BUILD_TYPE=CompileCheck has no flags of its own: -O0, no -g.
 mkdir -p "$BUILD"
 PATH="$CUDA_HOME/bin:$PATH" cmake -S "$ROOT" -B "$BUILD" -G Ninja \
@@ -49,7 +58,7 @@ PATH="$CUDA_HOME/bin:$PATH" cmake -S "$ROOT" -B "$BUILD" -G Ninja \
   -DSPMD_WITH_CUDA=ON -DCUDAToolkit_ROOT="$CUDA_HOME" \
   -DCUDA_TOOLKIT_ROOT_DIR="$CUDA_HOME" \
   -DSPMD_BUILD_PLUGIN=OFF -DSPMD_BUILD_EXAMPLES=OFF -DSPMD_BUILD_BENCH=OFF \
-  > "$BUILD/configure.log" 2>&1 || {
+  "${nvrtc_args[@]}" > "$BUILD/configure.log" 2>&1 || {
   cat "$BUILD/configure.log" >&2
   echo "cuda-compile-check: FAIL (configure)" >&2
   exit 1

@@ -25,6 +25,8 @@ PACKAGES=(
   python3 python3-venv
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # the conformance test's driver reads JSON (test/conformance)
+  nlohmann-json3-dev
   # formatting
   clang-format
 )

@@ -1,8 +1,10 @@
 // classify.cpp - ATen schema -> the spec's op naming (spec §6.5) for the
-// runtime checker: spec name, pass-through ops, argument roles (input,
-// in-place self, out=), positions where plain numbers are weak scalars.
+// runtime checker: spec name (core::classify_schema_op), pass-through ops,
+// argument roles (input, in-place self, out=), positions where plain numbers
+// are weak scalars.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <spmd/core/annotation_rules.h>
+#include <spmd/core/propagation.h>
 
 #include <unordered_set>
 
@@ -49,30 +51,6 @@ bool is_passthrough(std::string_view base) {
   return kNames.count(base) != 0;
 }
 
-// ATen names whose spec name differs (spec §6.5 registers Python names).
-std::string_view rename(std::string_view base) {
-  static const std::unordered_map<std::string_view, std::string_view> kMap = {
-      {"rsub", "__rsub__"},         // 2.0 - x
-      {"scalar_tensor", "tensor"},  // torch::tensor(0.5)
-      {"index", "__getitem__"},     // x.index({idx})
-      {"split_with_sizes", "split"},
-      {"unsafe_split", "split"},
-      {"unsafe_chunk", "chunk"},
-      // The transposing / complex-part properties are LINEAR (spec §5.2).
-      {"T", "prop T"},
-      {"numpy_T", "prop T"},
-      {"H", "prop H"},
-      {"matrix_H", "prop H"},
-      {"mT", "prop mT"},
-      {"mH", "prop mH"},
-      {"adjoint", "prop mH"},
-      {"real", "prop real"},
-      {"imag", "prop imag"},
-  };
-  auto it = kMap.find(base);
-  return it == kMap.end() ? base : it->second;
-}
-
 std::unique_ptr<OpEntry> classify(const c10::FunctionSchema& schema) {
   auto e = std::make_unique<OpEntry>();
   const std::string& full = schema.name();
@@ -83,22 +61,9 @@ std::unique_ptr<OpEntry> classify(const c10::FunctionSchema& schema) {
   if (auto pos = base.rfind("::"); pos != std::string_view::npos)
     base = base.substr(pos + 2);
   e->passthrough = is_passthrough(base);
-  const bool inplace =
-      base.size() > 1 && base.back() == '_' && base.substr(0, 2) != "__";
-  std::string name(rename(base));
-  if (inplace) {
-    // In-place variants are methods in the spec (".add_"); unregistered ones
-    // are NONLINEAR like in the reference.
-    e->info = core::classify_op("." + name);
-  } else {
-    e->info = core::classify_op(name);
-    // Some ops are registered only as methods (".view", ".expand", ...).
-    if (!e->info.known) {
-      core::OpInfo method = core::classify_op("." + name);
-      if (method.known) e->info = method;
-    }
-  }
-  if (e->info.name.empty()) e->info.name = name;
+  // The spec name (ATen renames, in-place variants as methods, method-only
+  // registrations) is the core's decision.
+  e->info = core::classify_schema_op(full);
   const auto& args = schema.arguments();
   e->num_args = args.size();
   e->num_returns = schema.returns().size();
