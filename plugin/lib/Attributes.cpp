@@ -167,13 +167,6 @@ bool AnnotationTable::isAnnotatedFunction(const FunctionDecl *FD) const {
   return false;
 }
 
-core::TensorType TypeAnnotation::type() const {
-  core::TensorType T;
-  for (const AxisEntry &E : Entries)
-    T.set(E.Axis, E.Type);
-  return T;
-}
-
 const AxisEntry *TypeAnnotation::entry(llvm::StringRef Axis) const {
   for (const AxisEntry &E : Entries)
     if (E.Axis == Axis)

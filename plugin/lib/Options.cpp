@@ -1,6 +1,7 @@
 //===- Options.cpp - spmd-check options -----------------------------------===//
 //
-// Parsing of plugin arguments / tool flags into Options.
+// Parsing of plugin arguments / tool flags into Options, and the tables of
+// diagnostic kinds generated from DiagKinds.def.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,47 +11,57 @@
 
 namespace spmd::plugin {
 
-static constexpr const char *KindNames[NumDiagKinds] = {"collective-argument",
-                                                        "collective-input",
-                                                        "op-type",
-                                                        "inplace",
-                                                        "mesh",
-                                                        "assignment",
-                                                        "call-argument",
-                                                        "return",
-                                                        "assert-type",
-                                                        "path-conflict",
-                                                        "unknown-type"};
+namespace {
 
-llvm::StringRef diagKindName(DiagKind K) {
-  return KindNames[static_cast<unsigned>(K)];
+struct KindInfo {
+  const char *Name;
+  Severity Default;
+  const char *Summary;
+  const char *Description;
+};
+
+constexpr KindInfo Kinds[NumDiagKinds] = {
+#define SPMD_DIAG_KIND(Enum, Name, Sev, Short, Full)                           \
+  {Name, Severity::Sev, Short, Full},
+#include "spmd/plugin/DiagKinds.def"
+};
+
+const KindInfo &info(DiagKind K) { return Kinds[static_cast<unsigned>(K)]; }
+
+} // namespace
+
+llvm::StringRef diagKindName(DiagKind K) { return info(K).Name; }
+Severity defaultSeverity(DiagKind K) { return info(K).Default; }
+llvm::StringRef diagKindSummary(DiagKind K) { return info(K).Summary; }
+llvm::StringRef diagKindDescription(DiagKind K) { return info(K).Description; }
+
+llvm::StringRef diagKindList() {
+  static const std::string List = [] {
+    std::string S;
+    for (unsigned I = 0; I < NumDiagKinds; ++I)
+      S += std::string(I ? ", " : "") + Kinds[I].Name;
+    return S;
+  }();
+  return List;
 }
 
 std::optional<DiagKind> parseDiagKind(llvm::StringRef Name) {
   for (unsigned I = 0; I < NumDiagKinds; ++I)
-    if (Name == KindNames[I])
+    if (Name == Kinds[I].Name)
       return static_cast<DiagKind>(I);
   return std::nullopt;
 }
 
 Options::Options() {
-  Severities.fill(Severity::Error);
-  Severities[static_cast<unsigned>(DiagKind::UnknownType)] = Severity::Warning;
-}
-
-/// "collective-argument, collective-input, ...".
-static std::string kindList() {
-  std::string S;
   for (unsigned I = 0; I < NumDiagKinds; ++I)
-    S += std::string(I ? ", " : "") + KindNames[I];
-  return S;
+    Severities[I] = Kinds[I].Default;
 }
 
 /// What parseArgs accepts, for error messages.
 static std::string acceptedArguments() {
   return "expected 'strict', 'system-headers', 'stats', 'warn=<kind>', "
          "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
-         kindList() + ")";
+         diagKindList().str() + ")";
 }
 
 bool collectPluginArgs(
@@ -122,7 +133,7 @@ bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
     std::optional<DiagKind> K = parseDiagKind(Value);
     if (!K) {
       Err = "unknown spmd-check diagnostic kind '" + Value.str() + "' in '" +
-            Arg.str() + "'; expected all, " + kindList();
+            Arg.str() + "'; expected all, " + diagKindList().str();
       return false;
     }
     Severities[static_cast<unsigned>(*K)] = *Sev;

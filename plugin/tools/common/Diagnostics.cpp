@@ -8,6 +8,8 @@
 
 #include "Diagnostics.h"
 
+#include "spmd/plugin/Checker.h"
+
 #include "clang/Basic/DiagnosticIDs.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
@@ -31,18 +33,6 @@ llvm::StringRef levelName(Diag::Level L) {
     return "error";
   }
   llvm_unreachable("unknown level");
-}
-
-std::string takeKindTag(std::string &Message) {
-  static constexpr llvm::StringLiteral Open = "[spmd:";
-  llvm::StringRef M = llvm::StringRef(Message).rtrim();
-  size_t Pos = M.rfind(Open);
-  if (!M.ends_with("]") || Pos == llvm::StringRef::npos)
-    return {};
-  std::string Kind =
-      M.substr(Pos + Open.size(), M.size() - 1 - Pos - Open.size()).str();
-  Message = M.substr(0, Pos).rtrim().str();
-  return Kind;
 }
 
 namespace {
@@ -155,14 +145,17 @@ void DiagnosticCollector::HandleDiagnostic(DiagnosticsEngine::Level Level,
     if (!LastKept || Out.empty())
       return;
   } else {
-    std::string Kind = takeKindTag(D.Message);
+    // The analysis hands over the kind as data (an argument of its
+    // diagnostic), and the message without the "[spmd:<kind>]" tag.
+    std::optional<plugin::DiagKind> Kind = plugin::diagKindOf(Info);
     bool Custom = Info.getID() >= diag::DIAG_UPPER_LIMIT;
-    LastKept = !Kind.empty() || Custom || Level >= DiagnosticsEngine::Error;
+    LastKept = Kind || Custom || Level >= DiagnosticsEngine::Error;
     if (!LastKept)
       return;
-    if (!Kind.empty())
-      D.Rule = "spmd:" + Kind;
-    else if (Custom)
+    if (Kind) {
+      D.Rule = ("spmd:" + plugin::diagKindName(*Kind)).str();
+      D.Message = plugin::diagMessageOf(Info);
+    } else if (Custom)
       D.Rule = "spmd:annotation";
     else
       D.Rule = "clang-diagnostic-error";

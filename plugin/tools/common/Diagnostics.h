@@ -49,7 +49,8 @@ struct FixIt {
 struct Diag {
   enum class Level { Note, Remark, Warning, Error, Fatal };
   Level Severity = Level::Error;
-  /// The message without its trailing "[spmd:<kind>]" tag.
+  /// The message (for an analysis diagnostic, without the "[spmd:<kind>]"
+  /// that text output appends).
   std::string Message;
   /// "spmd:<kind>" for an analysis diagnostic with a kind,
   /// "spmd:annotation" for other diagnostics of the analysis library
@@ -79,16 +80,12 @@ struct Diag {
 /// "error", "warning", "note", "remark" ("error" for fatal).
 llvm::StringRef levelName(Diag::Level L);
 
-/// Splits a trailing " [spmd:<kind>]" tag off \p Message; returns "<kind>"
-/// (empty when there is no tag) and leaves the message without it.
-std::string takeKindTag(std::string &Message);
-
 /// Collects diagnostics into Diag records; optionally forwards the kept ones
 /// to another consumer (a TextDiagnosticPrinter for Clang-style text).
 ///
-/// Kept: diagnostics tagged "[spmd:...]", any custom diagnostic (the analysis
-/// library registers its own IDs), compiler errors, and the notes that
-/// follow a kept diagnostic. Dropped: the compiler's warnings and remarks,
+/// Kept: the analysis diagnostics (plugin::diagKindOf), any custom diagnostic
+/// (the analysis library registers its own IDs), compiler errors, and the notes
+/// that follow a kept diagnostic. Dropped: the compiler's warnings and remarks,
 /// which belong to the build, not to this checker.
 class DiagnosticCollector : public clang::DiagnosticConsumer {
 public:

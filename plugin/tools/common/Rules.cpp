@@ -17,59 +17,6 @@ namespace spmd::tools {
 
 namespace {
 
-using plugin::DiagKind;
-
-/// Short and full descriptions of each kind (spec sections in brackets).
-std::pair<const char *, const char *> describe(DiagKind K) {
-  switch (K) {
-  case DiagKind::CollectiveArgument:
-    return {"Illegal src/dst or options of a collective",
-            "A collective's src/dst pair is not one the collective accepts, or "
-            "its options contradict the types (spec 7)."};
-  case DiagKind::CollectiveInput:
-    return {"Collective input type differs from its declared src",
-            "The inferred type of a collective's input on its axis differs "
-            "from the src type written at the call (spec 7.2)."};
-  case DiagKind::OpType:
-    return {"Tensor operation mixes incompatible SPMD types",
-            "An ordinary tensor operation combines operand types that the "
-            "propagation rules reject, e.g. P with V (spec 6.4)."};
-  case DiagKind::InPlace:
-    return {"In-place operation changes a tensor's SPMD type",
-            "An in-place or out= operation would give its destination a type "
-            "other than the one it has (spec 6.11)."};
-  case DiagKind::MeshCompleteness:
-    return {"Operand lacks an axis of the function's mesh",
-            "Inside a function with [[spmd::mesh(...)]], an operand's type "
-            "does not mention every axis of the mesh (spec 6.3)."};
-  case DiagKind::Assignment:
-    return {"Value differs from the declared SPMD type",
-            "A value assigned to or initializing an annotated variable or "
-            "field has another SPMD type (spec 8)."};
-  case DiagKind::CallArgument:
-    return {"Argument differs from the parameter's SPMD type",
-            "An argument passed to an annotated parameter has another SPMD "
-            "type (spec 8)."};
-  case DiagKind::ReturnType:
-    return {"Returned value differs from the declared result type",
-            "A function annotated with a result type returns a value of "
-            "another SPMD type (spec 8)."};
-  case DiagKind::AssertType:
-    return {"spmd::assert_type contradicts the inferred type",
-            "The type asserted with spmd::assert_type differs from the type "
-            "inferred at that point (spec 8.1)."};
-  case DiagKind::PathConflict:
-    return {"Control-flow paths disagree on a tensor's type",
-            "Two paths reaching a merge point give a tensor different SPMD "
-            "types."};
-  case DiagKind::UnknownType:
-    return {"Tensor of unknown SPMD type used (strict mode)",
-            "In strict mode, the first use of a tensor whose SPMD type is "
-            "unknown in a checked function is reported."};
-  }
-  return {"SPMD type error", "An SPMD type error."};
-}
-
 std::string camelCase(llvm::StringRef Kind) {
   std::string Name;
   bool Upper = true;
@@ -86,13 +33,14 @@ std::string camelCase(llvm::StringRef Kind) {
 
 std::vector<RuleInfo> makeRules() {
   std::vector<RuleInfo> Rules;
-  plugin::Options Defaults;
   for (unsigned I = 0; I < plugin::NumDiagKinds; ++I) {
-    auto K = static_cast<DiagKind>(I);
+    auto K = static_cast<plugin::DiagKind>(I);
     llvm::StringRef Kind = plugin::diagKindName(K);
-    auto [Short, Full] = describe(K);
-    Rules.push_back({("spmd:" + Kind).str(), camelCase(Kind), Short, Full,
-                     Defaults.severity(K) == plugin::Severity::Error});
+    // Descriptions and severities come from DiagKinds.def.
+    Rules.push_back({("spmd:" + Kind).str(), camelCase(Kind),
+                     plugin::diagKindSummary(K).str(),
+                     plugin::diagKindDescription(K).str(),
+                     plugin::defaultSeverity(K) == plugin::Severity::Error});
   }
   Rules.push_back({"spmd:annotation", "Annotation", "Malformed SPMD annotation",
                    "An [[spmd::...]] attribute is ill-formed or placed on a "

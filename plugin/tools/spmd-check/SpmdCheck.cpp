@@ -108,11 +108,12 @@ cl::opt<std::string>
                      cl::value_desc("name"), cl::cat(Category));
 
 cl::extrahelp CommonHelp(CommonOptionsParser::HelpMessage);
+// The list of kinds comes from DiagKinds.def.
+const std::string KindsHelp = "\nDiagnostic kinds for --warn/--error/--ignore: " +
+                              spmd::plugin::diagKindList().str() +
+                              " (or 'all').\n";
+cl::extrahelp KindsHelpText(KindsHelp.c_str());
 cl::extrahelp MoreHelp(R"(
-Diagnostic kinds for --warn/--error/--ignore: collective-argument,
-collective-input, op-type, inplace, mesh, assignment, call-argument, return,
-assert-type, path-conflict, unknown-type (or 'all').
-
 Exit status: 0 when no error was reported, 1 when the analysis or the compiler
 reported an error, a file had no usable compile command, or an option was
 invalid.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,6 +33,43 @@ TEST(PluginOptions, KindNamesRoundTrip) {
   EXPECT_FALSE(parseDiagKind("no-such-kind").has_value());
   EXPECT_EQ(diagKindName(DiagKind::CollectiveInput), "collective-input");
   EXPECT_EQ(diagKindName(DiagKind::PathConflict), "path-conflict");
+}
+
+// Every row of DiagKinds.def, read here through the same X-macro: a kind
+// added there is checked here without editing this test.
+struct DefRow {
+  DiagKind Kind;
+  const char *Name;
+  Severity Default;
+  const char *Summary;
+  const char *Description;
+};
+const DefRow DefRows[] = {
+#define SPMD_DIAG_KIND(Enum, Name, Sev, Short, Full) \
+  {DiagKind::Enum, Name, Severity::Sev, Short, Full},
+#include "spmd/plugin/DiagKinds.def"
+};
+static_assert(std::size(DefRows) == NumDiagKinds);
+
+TEST(DiagKinds, EveryRowOfTheDefFileIsWired) {
+  Options Defaults;
+  std::string List = diagKindList().str();
+  for (unsigned I = 0; I < NumDiagKinds; ++I) {
+    const DefRow &R = DefRows[I];
+    SCOPED_TRACE(R.Name);
+    EXPECT_EQ(static_cast<unsigned>(R.Kind), I);
+    EXPECT_EQ(diagKindName(R.Kind), R.Name);
+    EXPECT_EQ(parseDiagKind(R.Name), R.Kind);
+    EXPECT_EQ(defaultSeverity(R.Kind), R.Default);
+    EXPECT_EQ(Defaults.severity(R.Kind), R.Default);
+    EXPECT_EQ(diagKindSummary(R.Kind), R.Summary);
+    EXPECT_EQ(diagKindDescription(R.Kind), R.Description);
+    EXPECT_NE(List.find(R.Name), std::string::npos);
+    // Names are lower-case words joined by '-' (they are CLI arguments).
+    for (char C : llvm::StringRef(R.Name))
+      EXPECT_TRUE((C >= 'a' && C <= 'z') || C == '-') << R.Name;
+    for (unsigned J = 0; J < I; ++J) EXPECT_STRNE(DefRows[J].Name, R.Name);
+  }
 }
 
 TEST(PluginOptions, ArgumentsApplyInOrder) {

@@ -43,8 +43,6 @@ struct AxisEntry {
 struct TypeAnnotation {
   llvm::SmallVector<AxisEntry, 4> Entries;
   clang::SourceLocation Loc; ///< the attribute
-  /// The type map (S(i) recorded as V).
-  core::TensorType type() const;
   /// The entry for \p Axis, or null.
   const AxisEntry *entry(llvm::StringRef Axis) const;
   /// "{dp: R, tp: S(0)}" as written.

@@ -19,8 +19,12 @@
 
 #include <memory>
 
+#include <optional>
+#include <string>
+
 namespace clang {
 class ASTContext;
+class Diagnostic;
 class DiagnosticsEngine;
 } // namespace clang
 
@@ -36,6 +40,15 @@ unsigned checkTranslationUnit(clang::ASTContext &Ctx, const Options &Opts,
 /// An ASTConsumer that runs checkTranslationUnit in HandleTranslationUnit,
 /// reporting through the context's DiagnosticsEngine.
 std::unique_ptr<clang::ASTConsumer> createSPMDCheckConsumer(Options Opts);
+
+/// The kind of an analysis diagnostic reported by this library (the kind
+/// travels as an argument of the diagnostic, not as text), or std::nullopt
+/// for any other diagnostic (compiler errors, malformed annotations, notes).
+std::optional<DiagKind> diagKindOf(const clang::Diagnostic &Info);
+
+/// The message of a diagnostic without the " [spmd:<kind>]" that the text
+/// output appends for an analysis diagnostic.
+std::string diagMessageOf(const clang::Diagnostic &Info);
 
 } // namespace spmd::plugin
 

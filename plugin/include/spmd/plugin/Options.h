@@ -20,32 +20,36 @@
 
 namespace spmd::plugin {
 
-/// The kinds of analysis diagnostic. Each kind has a stable name (printed at
-/// the end of every message as "[spmd:<name>]") and an adjustable severity.
-/// Attribute errors are not in this list: a malformed annotation is always an
-/// error, like any other ill-formed declaration.
+/// What a diagnostic of some kind becomes.
+enum class Severity { Ignored, Warning, Error };
+
+/// The kinds of analysis diagnostic (listed in DiagKinds.def). Each kind has a
+/// stable name (printed at the end of every message as "[spmd:<name>]") and
+/// an adjustable severity. Attribute errors are not in this list: a malformed
+/// annotation is always an error, like any other ill-formed declaration.
 enum class DiagKind : unsigned {
-  CollectiveArgument, ///< "collective-argument": illegal src/dst or options.
-  CollectiveInput,    ///< "collective-input": input type differs from src.
-  OpType,             ///< "op-type": an ordinary tensor op mixes types.
-  InPlace,            ///< "inplace": an in-place op changes a tensor's type.
-  MeshCompleteness,   ///< "mesh": an operand lacks an axis of [[spmd::mesh]].
-  Assignment,         ///< "assignment": value differs from a declared type.
-  CallArgument,       ///< "call-argument": argument differs from a parameter.
-  ReturnType,         ///< "return": returned value differs from the result.
-  AssertType,         ///< "assert-type": spmd::assert_type contradicts.
-  PathConflict,       ///< "path-conflict": paths disagree at a merge.
-  UnknownType,        ///< "unknown-type": strict mode, unknown tensor used.
+#define SPMD_DIAG_KIND(Enum, Name, Sev, Short, Full) Enum,
+#include "spmd/plugin/DiagKinds.def"
 };
-inline constexpr unsigned NumDiagKinds = 11;
+/// The number of DiagKinds.
+inline constexpr unsigned NumDiagKinds = 0
+#define SPMD_DIAG_KIND(Enum, Name, Sev, Short, Full) +1
+#include "spmd/plugin/DiagKinds.def"
+    ;
 
 /// Stable name of a kind ("collective-input", ...).
 llvm::StringRef diagKindName(DiagKind K);
 /// Inverse of diagKindName; std::nullopt for an unknown name.
 std::optional<DiagKind> parseDiagKind(llvm::StringRef Name);
-
-/// What a diagnostic of some kind becomes.
-enum class Severity { Ignored, Warning, Error };
+/// The severity of \p K when no argument changes it.
+Severity defaultSeverity(DiagKind K);
+/// One line describing \p K (a SARIF rule's shortDescription).
+llvm::StringRef diagKindSummary(DiagKind K);
+/// A few sentences describing \p K (a SARIF rule's fullDescription).
+llvm::StringRef diagKindDescription(DiagKind K);
+/// "collective-argument, collective-input, ..." (every name, in order), for
+/// --help texts and error messages.
+llvm::StringRef diagKindList();
 
 /// Settings of one checker run.
 struct Options {
@@ -58,8 +62,7 @@ struct Options {
   bool AnalyzeSystemHeaders = false;
   /// Print one line of statistics (functions analysed, time) to stderr.
   bool Stats = false;
-  /// Severity per DiagKind; unknown-type defaults to a warning, everything
-  /// else to an error.
+  /// Severity per DiagKind (defaults: DiagKinds.def).
   std::array<Severity, NumDiagKinds> Severities;
 
   Options();

@@ -1,0 +1,62 @@
+//===- AstHelpers.h - how the analysis reads C++ expressions ----*- C++ -*-===//
+//
+// Which C++ types are tensors and scalars, which functions are the runtime's
+// API, and how to see through the parts of an expression that do not change
+// a tensor value (parentheses, temporaries, copies, std::move).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_PLUGIN_LIB_ASTHELPERS_H
+#define SPMD_PLUGIN_LIB_ASTHELPERS_H
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace spmd::plugin {
+
+/// Whether \p D sits in the (non-inline) top-level namespace \p Name.
+bool isInTopNamespace(const clang::Decl *D, llvm::StringRef Name);
+
+/// Whether \p FD is `spmd::<name>` (the runtime's API).
+bool isSpmdFunction(const clang::FunctionDecl *FD);
+
+/// at::Tensor / at::TensorBase (torch::Tensor is an alias) and classes
+/// derived from them are tensors; c10::Scalar and arithmetic types are plain
+/// numbers. Caches the answer per class.
+class TypeClassifier {
+public:
+  bool isTensor(clang::QualType T);
+  bool isScalar(clang::QualType T);
+
+private:
+  bool isTensorRecord(const clang::CXXRecordDecl *RD);
+  llvm::DenseMap<const clang::CXXRecordDecl *, bool> Cache;
+};
+
+/// Strips what does not change a tensor value: parentheses, implicit
+/// conversions, temporaries, copies and moves.
+const clang::Expr *skipTransparent(const clang::Expr *E, TypeClassifier &Types);
+
+/// The variable an lvalue expression names, if it is a plain variable.
+const clang::VarDecl *namedVar(const clang::Expr *E, TypeClassifier &Types);
+/// The field an lvalue expression names (`this->w`, `obj.w`).
+const clang::FieldDecl *namedField(const clang::Expr *E, TypeClassifier &Types);
+
+/// Strips parentheses, implicit casts and the wrappers of a braced argument
+/// (temporaries, initializer_list, functional casts, full expressions).
+const clang::Expr *skipBraceWrappers(const clang::Expr *E);
+
+/// The tensors in a list argument ({a, b} for cat/stack).
+void listElements(const clang::Expr *E, TypeClassifier &Types,
+                  llvm::SmallVectorImpl<const clang::Expr *> &Out);
+
+/// Whether an insertion around \p E can be offered as a fix-it (its range is
+/// valid and not inside a macro).
+bool isEditableRange(const clang::Expr *E);
+
+} // namespace spmd::plugin
+
+#endif // SPMD_PLUGIN_LIB_ASTHELPERS_H

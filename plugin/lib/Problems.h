@@ -1,0 +1,122 @@
+//===- Problems.h - what the transfer functions report, as data -*- C++ -*-===//
+//
+// The transfer functions (Transfer.h) find problems; the reporter
+// (Reporter.h) turns them into words. Between the two is this interface, cut
+// like Clang's ThreadSafetyHandler: a Problem names the kind, where it is, the
+// axis, the expected and actual types, where those types came from, the core's
+// verdict and a suggested repair as a collective call -- never text. Tests
+// implement ProblemHandler to check what the analysis found without reading
+// messages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_PLUGIN_LIB_PROBLEMS_H
+#define SPMD_PLUGIN_LIB_PROBLEMS_H
+
+#include "TypeLattice.h"
+
+#include "spmd/plugin/Annotations.h"
+#include "spmd/plugin/Options.h"
+
+#include "clang/AST/Expr.h"
+
+#include <spmd/core/collectives.h>
+#include <spmd/core/error.h>
+
+#include <optional>
+
+namespace spmd::plugin {
+
+/// What went wrong (finer than DiagKind, which decides severity).
+enum class ProblemCode : uint8_t {
+  NonConstantAxis,   ///< a collective's axis is not a constant spmd::Axis
+  NonConstantSrc,    ///< a collective's src is not a constant type
+  NonConstantDst,    ///< a collective's dst is not a constant type
+  IllegalCollective, ///< core::check_arguments rejected src/dst/options
+  CollectiveInput,   ///< the input's type on the axis is not src
+  OpType,            ///< core::infer rejected an ordinary tensor op
+  InPlace,           ///< core::apply_inplace rejected an in-place op
+  MissingMeshAxis,   ///< an operand's declared type lacks a mesh axis
+  Mismatch,          ///< a value differs from a declared type
+  AssertMismatch,    ///< spmd::assert_type contradicts the known type
+  PathConflict,      ///< paths disagree on a value's type
+  UnknownUse,        ///< strict mode: a value of unknown type is used
+};
+
+/// A type on an axis and where it came from; Operand is the expression
+/// holding it when that matters (an operand of an op), else null.
+struct TypeOrigin {
+  const clang::Expr *Operand = nullptr;
+  PerAxisType Type;
+  Origin From;
+};
+
+/// A repair: wrap Target in `Call.op(Target, <axis>, Call.src, Call.dst)`,
+/// which makes it Result on the problem's axis.
+struct SuggestedCollective {
+  const clang::Expr *Target = nullptr;
+  core::CollectiveCall Call;
+  PerAxisType Result;
+};
+
+/// What a value was checked against, for Mismatch.
+struct Destination {
+  enum Kinds : uint8_t {
+    VarInit,       ///< Decl: the variable
+    FieldInit,     ///< Decl: the field (a constructor's member initializer)
+    VarAssign,     ///< Decl: the variable
+    FieldAssign,   ///< Decl: the field
+    Argument,      ///< Callee's parameter ParamIndex
+    Return,        ///< Decl: the function
+    InPlaceResult, ///< Mutated: the tensor an in-place op writes
+  } Kind = VarInit;
+  const clang::NamedDecl *Decl = nullptr;
+  const clang::FunctionDecl *Callee = nullptr;
+  unsigned ParamIndex = 0;
+  const clang::Expr *Mutated = nullptr;
+  const TypeAnnotation *Declared = nullptr; ///< the declared type
+};
+
+/// One problem found by the transfer functions.
+struct Problem {
+  DiagKind Kind = DiagKind::OpType;
+  ProblemCode Code = ProblemCode::OpType;
+  /// Where the diagnostic points, and what it highlights.
+  clang::SourceLocation Loc;
+  clang::SourceRange Range;
+  /// The expression the problem is about (an argument, an operand, the
+  /// value checked), or null.
+  const clang::Expr *Subject = nullptr;
+  /// The call involved (a collective, an op, assert_type), or null.
+  const clang::CallExpr *Call = nullptr;
+  core::Collective Op = core::Collective::AllReduce; ///< for collectives
+  std::optional<AxisId> Axis;
+  std::optional<PerAxisType> Expected; ///< as written (S(i) kept)
+  std::optional<PerAxisType> Actual;
+  /// Where the types involved came from (notes).
+  llvm::SmallVector<TypeOrigin, 2> Origins;
+  /// The core's verdict, when a core rule decided.
+  std::optional<core::TypeError> Error;
+  /// A collective call that would repair it.
+  std::optional<SuggestedCollective> Fix;
+  /// CollectiveInput: the src argument, to be replaced by Actual (null when
+  /// no other src would be legal).
+  const clang::Expr *SrcArg = nullptr;
+  Destination Dest;                     ///< Mismatch
+  const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
+};
+
+/// Receives the problems of the functions analysed.
+class ProblemHandler {
+public:
+  virtual ~ProblemHandler() = default;
+  /// Whether problems of kind \p K are wanted (lets the analysis skip work).
+  virtual bool isEnabled(DiagKind K) const = 0;
+  /// A new function's problems follow (repeats are judged per function).
+  virtual void beginFunction(const clang::FunctionDecl *FD) {}
+  virtual void handle(Problem P) = 0;
+};
+
+} // namespace spmd::plugin
+
+#endif // SPMD_PLUGIN_LIB_PROBLEMS_H

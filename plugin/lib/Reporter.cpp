@@ -1,0 +1,325 @@
+//===- Reporter.cpp - the SPMD checker's words ----------------------------===//
+
+#include "Reporter.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+
+#include <algorithm>
+#include <tuple>
+
+using namespace clang;
+
+namespace spmd::plugin {
+
+namespace {
+
+std::string typeStr(PerAxisType T) { return core::to_string(T); }
+
+std::string spmdTypeSpelling(PerAxisType T) {
+  if (T.is_shard())
+    return "spmd::S(" + std::to_string(T.dim) + ")";
+  return "spmd::" + typeStr(T);
+}
+
+std::string opName(core::Collective C) {
+  return std::string("spmd::") + core::to_string(C);
+}
+
+const char *originText(OriginKind K) {
+  switch (K) {
+  case OriginKind::Declared:
+    return "declared here";
+  case OriginKind::Collective:
+    return "set by this collective";
+  case OriginKind::AssertType:
+    return "set by this spmd::assert_type";
+  case OriginKind::Inferred:
+    return "inferred from this operation";
+  case OriginKind::CallResult:
+    return "returned by this call (the callee's declared result type)";
+  }
+  return "from here";
+}
+
+} // namespace
+
+Reporter::Reporter(DiagnosticsEngine &DE, TUContext &TU)
+    : DE(DE), TU(TU), SM(TU.Ctx.getSourceManager()) {}
+
+llvm::StringRef Reporter::format() {
+  static const std::string Format = [] {
+    std::string S = "%0 [spmd:%select{";
+    for (unsigned I = 0; I < NumDiagKinds; ++I)
+      S += std::string(I ? "|" : "") +
+           diagKindName(static_cast<DiagKind>(I)).str();
+    return S + "}1]";
+  }();
+  return Format;
+}
+
+void Reporter::beginFunction(const FunctionDecl *) {
+  ReportedConflicts.clear();
+  ReportedUnknown.clear();
+}
+
+std::string Reporter::describe(const Expr *E) const {
+  if (const VarDecl *VD = namedVar(E, TU.Types))
+    return "'" + VD->getNameAsString() + "'";
+  if (const FieldDecl *FD = namedField(E, TU.Types))
+    return "'" + FD->getNameAsString() + "'";
+  return "this value";
+}
+
+std::string Reporter::axisSpelling(AxisId A) const {
+  auto It = TU.AxisSpelling.find(A);
+  return It == TU.AxisSpelling.end() ? axisName(A) : It->second;
+}
+
+/// A value is reported once per function: a variable by its declaration,
+/// anything else by its expression.
+const void *Reporter::useKey(const Expr *E) const {
+  if (const VarDecl *VD = namedVar(E, TU.Types))
+    return VD;
+  return E;
+}
+
+Reporter::Note Reporter::originNote(const TypeOrigin &O, AxisId Axis) const {
+  return {O.From.Loc,
+          "type " + typeStr(O.Type) + " on axis '" + axisName(Axis) + "' " +
+              originText(O.From.Kind),
+          {}};
+}
+
+std::optional<Reporter::Note> Reporter::fixItNote(const SuggestedCollective &S,
+                                                  AxisId Axis) const {
+  SourceRange R = S.Target->getSourceRange();
+  SourceLocation After =
+      Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, TU.Ctx.getLangOpts());
+  if (After.isInvalid())
+    return std::nullopt;
+  std::string Op = opName(S.Call.op);
+  std::string Tail = ", " + axisSpelling(Axis) + ", " +
+                     spmdTypeSpelling(S.Call.src) + ", " +
+                     spmdTypeSpelling(S.Call.dst) + ")";
+  Note N;
+  N.Loc = S.Target->getExprLoc();
+  N.Text = "insert " + Op + "(..." + Tail + " to make " + describe(S.Target) +
+           " " + typeStr(S.Result) + " on axis '" + axisName(Axis) + "'";
+  N.FixIts.push_back(FixItHint::CreateInsertion(R.getBegin(), Op + "("));
+  N.FixIts.push_back(FixItHint::CreateInsertion(After, Tail));
+  return N;
+}
+
+void Reporter::handle(Problem P) {
+  if (!isEnabled(P.Kind) || P.Loc.isInvalid())
+    return;
+  Pending D{P.Kind, P.Loc, P.Range, {}, {}};
+  switch (P.Code) {
+  case ProblemCode::NonConstantAxis:
+  case ProblemCode::NonConstantSrc:
+  case ProblemCode::NonConstantDst:
+  case ProblemCode::IllegalCollective:
+  case ProblemCode::CollectiveInput:
+  case ProblemCode::InPlace:
+  case ProblemCode::MissingMeshAxis:
+    renderCollective(P, D);
+    break;
+  case ProblemCode::OpType:
+    renderOpType(P, D);
+    break;
+  case ProblemCode::Mismatch:
+    renderMismatch(P, D);
+    break;
+  case ProblemCode::AssertMismatch:
+    renderAssert(P, D);
+    break;
+  case ProblemCode::PathConflict:
+  case ProblemCode::UnknownUse:
+    if (!renderUse(P, D))
+      return;
+    break;
+  }
+  Buffer.push_back(std::move(D));
+}
+
+/// Problems whose text is a fixed sentence or the core's verdict.
+void Reporter::renderCollective(const Problem &P, Pending &D) {
+  switch (P.Code) {
+  case ProblemCode::NonConstantAxis:
+    D.Text = "the axis of " + opName(P.Op) +
+             " must be a constant spmd::Axis (declared with SPMD_AXIS) for "
+             "the static checker to follow the collective";
+    return;
+  case ProblemCode::NonConstantSrc:
+  case ProblemCode::NonConstantDst:
+    D.Text =
+        std::string(P.Code == ProblemCode::NonConstantSrc ? "src" : "dst") +
+        " of " + opName(P.Op) +
+        " must be a constant expression (R, I, V, P or S(k)) for the "
+        "static checker";
+    return;
+  case ProblemCode::MissingMeshAxis:
+    D.Text = describe(P.Subject) + " has no type for axis '" +
+             axisName(*P.Axis) +
+             "' of the function's mesh [[spmd::mesh]]; annotate it on every "
+             "mesh axis";
+    D.Notes.push_back({P.Mesh->Loc, "mesh declared here", {}});
+    return;
+  default:
+    break;
+  }
+  D.Text = P.Error->full_message();
+  if (P.Code != ProblemCode::CollectiveInput)
+    return;
+  D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+  if (P.SrcArg)
+    D.Notes.push_back(
+        {P.SrcArg->getExprLoc(),
+         "did you mean src = " + typeStr(*P.Actual) + "?",
+         {FixItHint::CreateReplacement(
+             CharSourceRange::getTokenRange(P.SrcArg->getSourceRange()),
+             spmdTypeSpelling(*P.Actual))}});
+}
+
+void Reporter::renderOpType(const Problem &P, Pending &D) {
+  const core::TypeError &Err = *P.Error;
+  D.Text = Err.message;
+  for (const TypeOrigin &O : P.Origins) {
+    Note N = originNote(O, *P.Axis);
+    N.Text = describe(O.Operand) + " has " + N.Text;
+    D.Notes.push_back(std::move(N));
+  }
+  std::optional<Note> Fix;
+  if (P.Fix)
+    Fix = fixItNote(*P.Fix, *P.Axis);
+  if (Fix)
+    D.Notes.push_back(std::move(*Fix));
+  else if (!Err.fix.empty())
+    D.Notes.push_back({P.Loc, "suggestion: " + Err.fix, {}});
+}
+
+void Reporter::renderMismatch(const Problem &P, Pending &D) {
+  const Destination &Dest = P.Dest;
+  auto Quoted = [](const NamedDecl *ND) {
+    return "'" + ND->getNameAsString() + "'";
+  };
+  std::string Subject, Target;
+  switch (Dest.Kind) {
+  case Destination::VarInit:
+  case Destination::FieldInit:
+    Subject = "initializer of " + Quoted(Dest.Decl);
+    Target = Quoted(Dest.Decl) + " is declared";
+    break;
+  case Destination::VarAssign:
+  case Destination::FieldAssign:
+    Subject = "value assigned to " + Quoted(Dest.Decl);
+    Target = Quoted(Dest.Decl) + " is declared";
+    break;
+  case Destination::Argument: {
+    const ParmVarDecl *Param = Dest.Callee->getParamDecl(Dest.ParamIndex);
+    Subject = "argument " + describe(P.Subject) + " of " + Quoted(Dest.Callee);
+    Target =
+        "parameter " +
+        (Param->getIdentifier() ? Quoted(Param)
+                                : "#" + std::to_string(Dest.ParamIndex + 1)) +
+        " is declared";
+    break;
+  }
+  case Destination::Return:
+    Subject = "returned value";
+    Target = Quoted(Dest.Decl) + " is declared to return";
+    break;
+  case Destination::InPlaceResult:
+    Subject = "result of the in-place operation";
+    Target = describe(Dest.Mutated) + " is declared";
+    break;
+  }
+  D.Text = Subject + " has type " + typeStr(*P.Actual) + " on axis '" +
+           axisName(*P.Axis) + "', but " + Target + " " + typeStr(*P.Expected) +
+           " there";
+  D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+  D.Notes.push_back(
+      {Dest.Declared->Loc, "declared type is " + Dest.Declared->str(), {}});
+  if (P.Fix)
+    if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))
+      D.Notes.push_back(std::move(*Fix));
+}
+
+void Reporter::renderAssert(const Problem &P, Pending &D) {
+  D.Text = "spmd::assert_type: " + describe(P.Subject) + " has type " +
+           typeStr(*P.Actual) + " on axis '" + axisName(*P.Axis) +
+           "', but the assertion says " + typeStr(*P.Expected) + " (" +
+           P.Error->message + ")";
+  D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+  if (P.Fix)
+    if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))
+      D.Notes.push_back(std::move(*Fix));
+}
+
+/// Path conflicts and unknown values: the first use in a function only.
+bool Reporter::renderUse(const Problem &P, Pending &D) {
+  const void *Key = useKey(P.Subject);
+  if (P.Code == ProblemCode::UnknownUse) {
+    if (!ReportedUnknown.insert(Key).second)
+      return false;
+    D.Text = describe(P.Subject) +
+             " has an unknown SPMD type; annotate it with [[spmd::type(...)]] "
+             "or spmd::assert_type";
+    return true;
+  }
+  if (!ReportedConflicts.insert({Key, *P.Axis}).second)
+    return false;
+  const TypeOrigin &A = P.Origins[0], &B = P.Origins[1];
+  D.Text = describe(P.Subject) + " has type " + typeStr(A.Type) + " on axis '" +
+           axisName(*P.Axis) + "' on one path and " + typeStr(B.Type) +
+           " on another; make every path (branch or loop iteration) leave it "
+           "with the same type";
+  D.Notes.push_back(originNote(A, *P.Axis));
+  D.Notes.push_back(originNote(B, *P.Axis));
+  return true;
+}
+
+unsigned Reporter::flush() {
+  std::sort(Buffer.begin(), Buffer.end(),
+            [&](const Pending &A, const Pending &B) {
+              if (A.Loc == B.Loc)
+                return A.Text < B.Text;
+              return SM.isBeforeInTranslationUnit(A.Loc, B.Loc);
+            });
+  unsigned Count = 0;
+  std::set<std::tuple<unsigned, unsigned, std::string>> Seen;
+  unsigned NoteID = DE.getCustomDiagID(DiagnosticsEngine::Note, "%0");
+  for (const Pending &D : Buffer) {
+    // Instantiations of one template report the same problem at the same
+    // place; say it once, in the template's terms.
+    if (!Seen.insert({unsigned(D.Kind), D.Loc.getRawEncoding(), D.Text}).second)
+      continue;
+    DiagnosticsEngine::Level L = DiagnosticsEngine::Error;
+    if (TU.Opts.severity(D.Kind) == Severity::Warning) {
+      // Custom diagnostics cannot be remapped by -W flags in Clang 19, so
+      // -w and -Werror are applied here.
+      if (DE.getIgnoreAllWarnings())
+        continue;
+      L = DE.getWarningsAsErrors() ? DiagnosticsEngine::Error
+                                   : DiagnosticsEngine::Warning;
+    }
+    unsigned ID = DE.getDiagnosticIDs()->getCustomDiagID(
+        static_cast<DiagnosticIDs::Level>(L), format());
+    DE.Report(D.Loc, ID) << D.Text << unsigned(D.Kind) << D.Range;
+    for (const Note &N : D.Notes) {
+      if (N.Loc.isInvalid())
+        continue;
+      auto B = DE.Report(N.Loc, NoteID);
+      B << N.Text;
+      for (const FixItHint &F : N.FixIts)
+        B << F;
+    }
+    ++Count;
+  }
+  Buffer.clear();
+  return Count;
+}
+
+} // namespace spmd::plugin

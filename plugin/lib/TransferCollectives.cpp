@@ -1,0 +1,309 @@
+//===- TransferCollectives.cpp - collectives and spmd::assert_type --------===//
+//
+// A collective call's constant arguments (axis, src, dst, options) are read
+// into a core::CollectiveCall; the core decides its legality and its effect on
+// the input's type. spmd::assert_type narrows or contradicts what is known.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Transfer.h"
+
+#include <spmd/core/annotation_rules.h>
+#include <spmd/core/collectives.h>
+
+using namespace clang;
+
+namespace spmd::plugin {
+
+namespace {
+
+/// Whether \p E is an empty construction (`{}`, `T()`), i.e. the default.
+bool isEmptyConstruct(const Expr *E) {
+  const auto *CCE = dyn_cast<CXXConstructExpr>(E);
+  return CCE && CCE->getNumArgs() == 0;
+}
+
+/// Reads one field of a CollectiveOptions aggregate into \p Call.
+void readOption(llvm::StringRef Name, const Expr *Init,
+                core::CollectiveCall &Call, ASTContext &Ctx) {
+  auto Bool = [&](bool &Out) {
+    bool B;
+    Out = Init->EvaluateAsBooleanCondition(B, Ctx) ? B : true;
+  };
+  auto Int = [&](std::optional<long> &Out) {
+    Expr::EvalResult R;
+    const Expr *X = Init;
+    if (const auto *C = dyn_cast<CXXConstructExpr>(X))
+      if (C->getNumArgs() == 1)
+        X = C->getArg(0);
+    if (X->EvaluateAsInt(R, Ctx))
+      Out = R.Val.getInt().getExtValue();
+  };
+  if (Name == "expert_mode")
+    Bool(Call.expert_mode);
+  else if (Name == "inplace")
+    Bool(Call.inplace);
+  else if (Name == "op_dtype")
+    Call.has_op_dtype = true;
+  else if (Name == "out_dtype")
+    Call.has_out_dtype = true;
+  else if (Name == "gather_dim")
+    Int(Call.gather_dim);
+  else if (Name == "scatter_dim")
+    Int(Call.scatter_dim);
+  else if (Name == "split_dim")
+    Int(Call.split_dim);
+  else if (Name == "concat_dim")
+    Int(Call.concat_dim);
+  else if (Name == "split_sizes")
+    Call.split_sizes = {1};
+  else if (Name == "input_split_sizes")
+    Call.input_split_sizes = {1};
+  else if (Name == "output_split_sizes")
+    Call.output_split_sizes = {1};
+}
+
+/// Reads the options argument of a collective when it is written in place
+/// (`{}` or an aggregate initializer); otherwise the checker cannot see it
+/// and assumes the most permissive options (expert_mode on).
+void readCollectiveOptions(const Expr *E, core::CollectiveCall &Call,
+                           ASTContext &Ctx) {
+  if (!E || isa<CXXDefaultArgExpr>(E))
+    return;
+  const Expr *Inner = skipBraceWrappers(E);
+  if (isEmptyConstruct(Inner))
+    return; // CollectiveOptions{} / CollectiveOptions()
+  const auto *ILE = dyn_cast<InitListExpr>(Inner);
+  const RecordDecl *RD = ILE ? ILE->getType()->getAsRecordDecl() : nullptr;
+  if (!RD) {
+    Call.expert_mode = true; // unknown options: do not guess a violation
+    return;
+  }
+  unsigned I = 0;
+  for (const FieldDecl *F : RD->fields()) {
+    if (I >= ILE->getNumInits())
+      break;
+    const Expr *Init = ILE->getInit(I++)->IgnoreParenImpCasts();
+    if (isa<ImplicitValueInitExpr>(Init) || isa<CXXDefaultInitExpr>(Init) ||
+        isEmptyConstruct(Init))
+      continue;
+    readOption(F->getName(), Init, Call, Ctx);
+  }
+}
+
+} // namespace
+
+/// The collective call as written, or nullopt (reported) when its axis or
+/// types are not constants the checker can read.
+std::optional<core::CollectiveCall>
+Transfer::readCollectiveCall(const CallExpr *CE, core::Collective C) {
+  core::CollectiveCall Call;
+  Call.op = C;
+  unsigned OptionsArg = 2;
+  if (C == core::Collective::InvariantToReplicate) {
+    Call.src = types::I;
+    Call.dst = types::R;
+  } else {
+    if (CE->getNumArgs() < 4)
+      return std::nullopt;
+    for (unsigned I = 0; I < 2; ++I) {
+      const Expr *A = CE->getArg(2 + I);
+      std::optional<PerAxisType> T = evaluatePerAxisType(A, Ctx);
+      if (!T) {
+        Problem P;
+        P.Kind = DiagKind::CollectiveArgument;
+        P.Code =
+            I == 0 ? ProblemCode::NonConstantSrc : ProblemCode::NonConstantDst;
+        P.Loc = A->getExprLoc();
+        P.Range = A->getSourceRange();
+        P.Subject = A;
+        P.Call = CE;
+        P.Op = C;
+        report(std::move(P));
+        return std::nullopt;
+      }
+      (I == 0 ? Call.src : Call.dst) = *T;
+    }
+    OptionsArg = 4;
+  }
+  readCollectiveOptions(CE->getNumArgs() > OptionsArg ? CE->getArg(OptionsArg)
+                                                      : nullptr,
+                        Call, Ctx);
+  return Call;
+}
+
+Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
+  const Expr *X = CE->getArg(0);
+  Value In = eval(X);
+
+  const VarDecl *AxisDecl = nullptr;
+  std::optional<std::string> AxisName =
+      evaluateAxis(CE->getArg(1), Ctx, &AxisDecl);
+  if (!AxisName) {
+    Problem P;
+    P.Kind = DiagKind::CollectiveArgument;
+    P.Code = ProblemCode::NonConstantAxis;
+    P.Loc = CE->getArg(1)->getExprLoc();
+    P.Range = CE->getArg(1)->getSourceRange();
+    P.Subject = CE->getArg(1);
+    P.Call = CE;
+    P.Op = C;
+    report(std::move(P));
+    return Value::unknown();
+  }
+  AxisId Axis = axis(*AxisName);
+  TU.noteAxis(Axis, AxisDecl);
+
+  std::optional<core::CollectiveCall> Call = readCollectiveCall(CE, C);
+  if (!Call)
+    return Value::unknown();
+  core::Status Legal = core::check_arguments(*Call);
+  if (!Legal.ok()) {
+    Problem P;
+    P.Kind = DiagKind::CollectiveArgument;
+    P.Code = ProblemCode::IllegalCollective;
+    P.Loc = CE->getExprLoc();
+    P.Range = CE->getSourceRange();
+    P.Call = CE;
+    P.Op = C;
+    P.Error = Legal.error();
+    report(std::move(P));
+  }
+
+  const AxisFact *F = In.get(Axis);
+  if (F && F->isConflict())
+    checkUse(In, X, Axis);
+  else if (F && F->knownType()) {
+    if (Legal.ok())
+      checkCollectiveInput(CE, *Call, In, Axis);
+  } else {
+    checkUnknownUse(In, X);
+  }
+  Value Out = In;
+  Out.set(Axis, AxisFact::known(Call->dst.local(),
+                                {CE->getExprLoc(), OriginKind::Collective}));
+  return Out;
+}
+
+/// The input's known type on the collective's axis must be its src.
+void Transfer::checkCollectiveInput(const CallExpr *CE,
+                                    const core::CollectiveCall &Call,
+                                    const Value &In, AxisId Axis) {
+  if (!reporting(DiagKind::CollectiveInput))
+    return;
+  const AxisFact &F = *In.get(Axis);
+  PerAxisType Known = *F.knownType();
+  core::TensorType InType = knownPart(In);
+  llvm::StringRef Name = TU.Axes.name(Axis);
+  core::Result<core::TensorType> R =
+      core::transfer(Call, InType, Name, /*strict=*/false);
+  if (R.ok())
+    return;
+  Problem P;
+  P.Kind = DiagKind::CollectiveInput;
+  P.Code = ProblemCode::CollectiveInput;
+  const Expr *X = CE->getArg(0);
+  P.Loc = X->getExprLoc();
+  P.Range = X->getSourceRange();
+  P.Subject = X;
+  P.Call = CE;
+  P.Op = Call.op;
+  P.Axis = Axis;
+  P.Expected = Call.src;
+  P.Actual = Known;
+  P.Origins.push_back({X, Known, F.originOf(Known)});
+  P.Error = R.error();
+  // A different src would accept this input: offer it when legal.
+  core::CollectiveCall Alt = Call;
+  Alt.src = Known;
+  if (Call.op != core::Collective::InvariantToReplicate &&
+      core::check_arguments(Alt).ok() &&
+      core::transfer(Alt, InType, Name, false).ok() &&
+      isEditableRange(CE->getArg(2)))
+    P.SrcArg = CE->getArg(2);
+  report(std::move(P));
+}
+
+Value Transfer::evalAssertType(const CallExpr *CE) {
+  const Expr *X = CE->getArg(0);
+  Value In = eval(X);
+  // The second argument is an initializer_list<AxisType>: {dp = R, ...}.
+  const auto *ILE = dyn_cast<InitListExpr>(skipBraceWrappers(CE->getArg(1)));
+  if (!ILE)
+    return In;
+  llvm::SmallVector<AxisEntry, 4> Asserted;
+  for (const Expr *Init : ILE->inits()) {
+    const Expr *I = Init->IgnoreParenImpCasts();
+    if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(I))
+      I = MTE->getSubExpr()->IgnoreParenImpCasts();
+    if (const auto *CCE = dyn_cast<CXXConstructExpr>(I))
+      if (CCE->getNumArgs() == 1)
+        I = CCE->getArg(0)->IgnoreParenImpCasts();
+    const auto *Op = dyn_cast<CXXOperatorCallExpr>(I);
+    if (!Op || Op->getOperator() != OO_Equal || Op->getNumArgs() != 2)
+      return In;
+    AxisEntry E;
+    std::optional<std::string> Axis =
+        evaluateAxis(Op->getArg(0), Ctx, &E.AxisDecl);
+    std::optional<PerAxisType> T = evaluatePerAxisType(Op->getArg(1), Ctx);
+    if (!Axis || !T)
+      return In; // not constant: a runtime-only assertion
+    E.Axis = *Axis;
+    E.Type = *T;
+    E.Loc = Op->getExprLoc();
+    TU.noteAxis(axis(E.Axis), E.AxisDecl);
+    Asserted.push_back(E);
+  }
+  Value Out = In;
+  for (const AxisEntry &E : Asserted)
+    assertOnAxis(CE, E, In, Out);
+  if (const VarDecl *VD = namedVar(X, Types))
+    if (Types.isTensor(VD->getType()))
+      setVar(VD, Out);
+  return Out;
+}
+
+/// One `axis = type` of an assert_type: checks it against what is known and
+/// sets the asserted (or the core's narrowed) type in \p Out.
+void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
+                            const Value &In, Value &Out) {
+  const Expr *X = CE->getArg(0);
+  Origin O{CE->getExprLoc(), OriginKind::AssertType};
+  AxisId A = axis(E.Axis);
+  PerAxisType Want = E.Type.local();
+  const AxisFact *F = In.get(A);
+  std::optional<PerAxisType> Have = F ? F->knownType() : std::nullopt;
+  if (F && F->isConflict())
+    checkUse(In, X, A);
+  if (!Have || (F && F->isConflict())) {
+    Out.set(A, AxisFact::known(Want, O));
+    return;
+  }
+  core::TensorType Known, Claimed;
+  Known.set(E.Axis, *Have);
+  Claimed.set(E.Axis, Want);
+  core::Result<core::TensorType> R = core::assert_type(Known, Claimed);
+  if (R.ok()) {
+    if (std::optional<PerAxisType> N = R->get(E.Axis))
+      Out.set(A, AxisFact::known(*N, O));
+    return;
+  }
+  Out.set(A, AxisFact::known(Want, O));
+  Problem P;
+  P.Kind = DiagKind::AssertType;
+  P.Code = ProblemCode::AssertMismatch;
+  P.Loc = E.Loc;
+  P.Range = CE->getSourceRange();
+  P.Subject = X;
+  P.Call = CE;
+  P.Axis = A;
+  P.Expected = E.Type;
+  P.Actual = *Have;
+  P.Origins.push_back({X, *Have, F->originOf(*Have)});
+  P.Error = R.error();
+  if (reporting(P.Kind))
+    P.Fix = conversion(X, *Have, E.Type);
+  report(std::move(P));
+}
+
+} // namespace spmd::plugin

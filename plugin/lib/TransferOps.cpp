@@ -1,0 +1,221 @@
+//===- TransferOps.cpp - ordinary tensor operations -----------------------===//
+//
+// An op's operands (tensors, scalars, tensor lists) become core::Operands; the
+// core infers the result type or rejects the mix, and decides what an
+// in-place op does to its destination.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Transfer.h"
+
+#include <spmd/core/collectives.h>
+
+using namespace clang;
+
+namespace spmd::plugin {
+
+namespace {
+
+bool isCompoundAssign(OverloadedOperatorKind OO) {
+  return BinaryOperator::isCompoundAssignmentOp(
+      BinaryOperator::getOverloadedOpcode(OO));
+}
+
+/// The tensor an in-place op writes, or null for an out-of-place op.
+const Expr *mutatedOperand(const CallExpr *CE, llvm::StringRef Name,
+                           const Expr *Receiver,
+                           llvm::ArrayRef<const Expr *> Args) {
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(CE))
+    return isCompoundAssign(Op->getOperator()) && !Args.empty() ? Args[0]
+                                                                : nullptr;
+  if (Receiver && Name.size() > 2 && Name.starts_with(".") &&
+      Name.ends_with("_") && !Name.starts_with(".__"))
+    return Receiver;
+  return nullptr;
+}
+
+} // namespace
+
+/// A tensor operand. Conflicts and unknowns are reported at the use; a
+/// conflicting axis then counts as unknown.
+void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
+  Value V = eval(E);
+  if (H)
+    for (const auto &[Axis, F] : V.axes())
+      if (F.isConflict())
+        checkUse(V, E, Axis);
+  checkUnknownUse(V, E);
+  checkMesh(V, E);
+  core::TensorType Known = knownPart(V);
+  std::optional<core::TensorType> T;
+  if (!Known.empty() || !V.isOpen())
+    T = std::move(Known);
+  Ops.Core.push_back(core::Operand::tensor(std::move(T), Pos));
+  Ops.Sources.push_back({E, std::move(V)});
+}
+
+void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
+  if (isa<CXXDefaultArgExpr>(A))
+    return;
+  if (Types.isTensor(A->getType()))
+    return addTensorOperand(Ops, A, Pos);
+  if (Types.isScalar(A->getType())) {
+    Ops.Core.push_back(core::Operand::weak_scalar(Pos));
+    Ops.Sources.push_back({nullptr, Value::unknown()});
+    return;
+  }
+  llvm::SmallVector<const Expr *, 4> Elems;
+  listElements(A, Types, Elems);
+  for (const Expr *E : Elems)
+    addTensorOperand(Ops, E, Pos);
+}
+
+Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
+                             const Expr *Receiver,
+                             llvm::ArrayRef<const Expr *> Args,
+                             std::optional<core::OpClass> Class) {
+  const Expr *Mutated = mutatedOperand(CE, Name, Receiver, Args);
+  if (!Types.isTensor(CE->getType()) && !Mutated)
+    return Value::unknown(); // sizes, item, comparisons to bool, ...
+
+  Operands Ops;
+  int Pos = 0;
+  if (Receiver)
+    addTensorOperand(Ops, Receiver, Pos++);
+  for (const Expr *A : Args)
+    addArgument(Ops, A, Pos++);
+
+  core::OpInfo Info = core::classify_op(Name);
+  if (Class) {
+    Info.op_class = *Class;
+    Info.known = true;
+  }
+  core::Result<core::TensorType> R =
+      core::infer(Info, Ops.Core, inferenceContext());
+  if (!R.ok()) {
+    reportOpType(CE, Info, Ops, R.error());
+    return Value::unknown();
+  }
+  Value Out = resultOf(*R, Ops, CE->getExprLoc());
+  if (Mutated)
+    return applyInPlace(CE, Name, Mutated, Out);
+  return Out;
+}
+
+/// The result of an op the core accepted: an axis is known only if every
+/// tensor operand is known on it (or provably lacks it), since an unknown
+/// operand may carry any type. A type an operand already had keeps that
+/// operand's origin, so notes lead back to the annotation or collective.
+Value Transfer::resultOf(const core::TensorType &R, const Operands &Ops,
+                         SourceLocation Loc) {
+  Value Out = fromCore(R, {Loc, OriginKind::Inferred}, false);
+  bool AnyOpen = false, AnyTensor = false;
+  for (const OperandSource &S : Ops.Sources) {
+    if (!S.E)
+      continue;
+    AnyTensor = true;
+    AnyOpen |= S.V.isOpen();
+    Out.forEachFact([&](AxisId A, AxisFact &F) {
+      const AxisFact *G = S.V.get(A);
+      if ((G && !G->knownType()) || (!G && S.V.isOpen()))
+        F = AxisFact::unknown();
+    });
+  }
+  Out.forEachFact([&](AxisId A, AxisFact &F) {
+    std::optional<PerAxisType> T = F.knownType();
+    if (!T)
+      return;
+    for (const OperandSource &S : Ops.Sources)
+      if (S.E && S.V.knownOn(A) == T) {
+        F = AxisFact::known(*T, S.V.get(A)->originOf(*T));
+        return;
+      }
+  });
+  Out.setOpen(AnyOpen || (!AnyTensor && !Mesh));
+  return Out;
+}
+
+void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
+                            const Operands &Ops, const core::TypeError &Err) {
+  if (!reporting(DiagKind::OpType))
+    return;
+  Problem P;
+  P.Kind = DiagKind::OpType;
+  P.Code = ProblemCode::OpType;
+  P.Loc = CE->getExprLoc();
+  P.Range = CE->getSourceRange();
+  P.Call = CE;
+  P.Error = Err;
+  if (!Err.axis.empty()) {
+    AxisId A = axis(Err.axis);
+    P.Axis = A;
+    // Where each operand's type on the failing axis came from (two at most).
+    for (const OperandSource &S : Ops.Sources) {
+      const AxisFact *F = S.E ? S.V.get(A) : nullptr;
+      if (std::optional<PerAxisType> K = F ? F->knownType() : std::nullopt)
+        if (P.Origins.size() < 2)
+          P.Origins.push_back({S.E, *K, F->originOf(*K)});
+    }
+    // A repair when converting one operand makes the op legal.
+    core::InferenceContext IC = inferenceContext();
+    for (size_t I = 0; I < Ops.Sources.size() && !P.Fix; ++I) {
+      const OperandSource &S = Ops.Sources[I];
+      std::optional<PerAxisType> K = S.E ? S.V.knownOn(A) : std::nullopt;
+      if (!K)
+        continue;
+      for (PerAxisType Target : {types::R, types::V}) {
+        if (Target == *K)
+          continue;
+        std::vector<core::Operand> Alt = Ops.Core;
+        Alt[I].type->set(Err.axis, Target);
+        if (!core::infer(Info, Alt, IC).ok())
+          continue;
+        if ((P.Fix = conversion(S.E, *K, Target)))
+          break;
+      }
+    }
+  }
+  report(std::move(P));
+}
+
+/// An in-place op: the core decides whether the destination may take the
+/// result's type; a declared destination is checked like an assignment.
+Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
+                             const Expr *Mutated, const Value &Out) {
+  const VarDecl *VD = namedVar(Mutated, Types);
+  const FieldDecl *Field = namedField(Mutated, Types);
+  Value Before = eval(Mutated);
+  core::TensorType BeforeKnown = knownPart(Before);
+  std::optional<core::TensorType> BeforeT;
+  if (!BeforeKnown.empty())
+    BeforeT = BeforeKnown;
+  core::Result<core::TensorType> After =
+      core::apply_inplace(std::string(Name), BeforeT, knownPart(Out), false);
+  if (!After.ok()) {
+    Problem P;
+    P.Kind = DiagKind::InPlace;
+    P.Code = ProblemCode::InPlace;
+    P.Loc = CE->getExprLoc();
+    P.Range = CE->getSourceRange();
+    P.Call = CE;
+    P.Subject = Mutated;
+    P.Error = After.error();
+    report(std::move(P));
+    return Before;
+  }
+  if (const TypeAnnotation *A = VD      ? TU.Table.typeOf(VD)
+                                : Field ? TU.Table.typeOf(Field)
+                                        : nullptr) {
+    Destination D;
+    D.Kind = Destination::InPlaceResult;
+    D.Mutated = Mutated;
+    D.Declared = A;
+    checkAgainst(Out, *A, D, CE);
+    return Before;
+  }
+  if (VD && Types.isTensor(VD->getType()))
+    setVar(VD, Out);
+  return Out;
+}
+
+} // namespace spmd::plugin

@@ -1,0 +1,245 @@
+//===- TypeLattice.h - the SPMD type lattice of the analysis ----*- C++ -*-===//
+//
+// What the dataflow knows about one tensor value: per mesh axis, the set of
+// SPMD types that may reach it (R, I, V, P) plus "unknown". One type is a
+// known type; two or more are a conflict (paths disagree); unknown alone or
+// with one type is unknown. Join is set union, so the lattice per axis is
+// finite; Top (the widened value) absorbs everything and reads as unknown.
+//
+// Axes are interned per translation unit (AxisTable) so a value is a handful
+// of small integers, cheap to copy and compare. This header knows nothing of
+// the AST: it is unit tested on its own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_PLUGIN_LIB_TYPELATTICE_H
+#define SPMD_PLUGIN_LIB_TYPELATTICE_H
+
+#include "clang/Basic/SourceLocation.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/bit.h"
+
+#include <spmd/annotations.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace spmd::plugin {
+
+/// A mesh axis, interned by AxisTable: equal ids are equal names.
+using AxisId = uint16_t;
+
+/// Interns axis names for one translation unit.
+class AxisTable {
+public:
+  AxisId intern(llvm::StringRef Name) {
+    auto [It, New] = Ids.try_emplace(Name, AxisId(Names.size()));
+    if (New)
+      Names.push_back(It->first());
+    return It->second;
+  }
+  std::optional<AxisId> find(llvm::StringRef Name) const {
+    auto It = Ids.find(Name);
+    return It == Ids.end() ? std::nullopt : std::optional<AxisId>(It->second);
+  }
+  llvm::StringRef name(AxisId A) const { return Names[A]; }
+
+private:
+  llvm::StringMap<AxisId> Ids;
+  std::vector<llvm::StringRef> Names; // keys of Ids (stable)
+};
+
+/// Why a value has a type on an axis (for the note pointing at the origin).
+enum class OriginKind : uint8_t {
+  Declared,   ///< an [[spmd::type]] annotation
+  Collective, ///< the result of a collective
+  AssertType, ///< spmd::assert_type
+  Inferred,   ///< an ordinary tensor operation
+  CallResult, ///< an annotated function's declared result
+};
+
+/// Where a type came from.
+struct Origin {
+  clang::SourceLocation Loc;
+  OriginKind Kind = OriginKind::Inferred;
+};
+
+/// Index of a local type in an AxisFact mask (S(i) counts as V).
+inline unsigned typeIndex(TypeKind K) {
+  switch (K) {
+  case TypeKind::Replicate:
+    return 0;
+  case TypeKind::Invariant:
+    return 1;
+  case TypeKind::Varying:
+  case TypeKind::Shard:
+    return 2;
+  case TypeKind::Partial:
+    return 3;
+  }
+  return 2;
+}
+/// Inverse of typeIndex.
+inline PerAxisType typeAt(unsigned Index) {
+  static constexpr PerAxisType Types[] = {types::R, types::I, types::V,
+                                          types::P};
+  return Types[Index];
+}
+
+/// What is known about one value on one axis: bits 0-3 (R, I, V, P) are the
+/// types that may reach it, bit 4 is "unknown"; each present type keeps the
+/// origin through which it first arrived.
+struct AxisFact {
+  static constexpr uint8_t UnknownBit = 16;
+  uint8_t Mask = 0;
+  Origin Origins[4];
+
+  static AxisFact known(PerAxisType T, Origin O) {
+    AxisFact F;
+    unsigned I = typeIndex(T.kind);
+    F.Mask = uint8_t(1u << I);
+    F.Origins[I] = O;
+    return F;
+  }
+  static AxisFact unknown() {
+    AxisFact F;
+    F.Mask = UnknownBit;
+    return F;
+  }
+  unsigned numTypes() const { return llvm::popcount(unsigned(Mask & 15)); }
+  bool isConflict() const { return numTypes() >= 2; }
+  std::optional<PerAxisType> knownType() const {
+    if ((Mask & UnknownBit) || numTypes() != 1)
+      return std::nullopt;
+    return typeAt(llvm::countr_zero(unsigned(Mask)));
+  }
+  const Origin &originOf(PerAxisType T) const {
+    return Origins[typeIndex(T.kind)];
+  }
+  /// Set union; a type new to this fact brings its origin along.
+  void join(const AxisFact &O) {
+    for (unsigned I = 0; I < 4; ++I)
+      if ((O.Mask & (1u << I)) && !(Mask & (1u << I)))
+        Origins[I] = O.Origins[I];
+    Mask |= O.Mask;
+  }
+  /// The first two types of a conflict, in R, I, V, P order.
+  std::pair<PerAxisType, PerAxisType> conflictPair() const {
+    unsigned First = llvm::countr_zero(unsigned(Mask & 15));
+    unsigned Second = llvm::countr_zero(unsigned(Mask & 15) >> (First + 1));
+    return {typeAt(First), typeAt(First + 1 + Second)};
+  }
+};
+
+/// The abstract SPMD type of one tensor value. Axes not listed are unknown
+/// when the value is Open, and absent (not part of the type) when it is
+/// closed, i.e. its axis set is exactly known (from an annotation). Top is the
+/// widened value of a loop that did not settle: nothing is known and it stays
+/// so (join absorbs into it).
+class Value {
+public:
+  using Entry = std::pair<AxisId, AxisFact>;
+
+  static Value unknown() { return Value(); }
+  static Value top() {
+    Value V;
+    V.IsTop = true;
+    return V;
+  }
+  /// A value with exactly the axes set afterwards (a declared type).
+  static Value closed() {
+    Value V;
+    V.Open = false;
+    return V;
+  }
+
+  bool isOpen() const { return Open; }
+  void setOpen(bool O) { Open = O; }
+  bool isTop() const { return IsTop; }
+  llvm::ArrayRef<Entry> axes() const { return Axes; }
+
+  const AxisFact *get(AxisId A) const {
+    for (const Entry &E : Axes)
+      if (E.first == A)
+        return &E.second;
+    return nullptr;
+  }
+  std::optional<PerAxisType> knownOn(AxisId A) const {
+    const AxisFact *F = get(A);
+    return F ? F->knownType() : std::nullopt;
+  }
+  /// Sets the fact of axis \p A (kept sorted by id).
+  void set(AxisId A, const AxisFact &F) {
+    auto It = llvm::lower_bound(
+        Axes, A, [](const Entry &E, AxisId X) { return E.first < X; });
+    if (It != Axes.end() && It->first == A)
+      It->second = F;
+    else
+      Axes.insert(It, {A, F});
+  }
+  /// Applies \p Fn to every axis fact (for rewriting them in place).
+  template <typename Fn> void forEachFact(Fn F) {
+    for (Entry &E : Axes)
+      F(E.first, E.second);
+  }
+  bool hasKnownAxis() const {
+    return llvm::any_of(Axes,
+                        [](const Entry &E) { return E.second.knownType(); });
+  }
+  /// Nothing at all is known (an opaque value).
+  bool isUnknown() const { return Open && !hasKnownAxis(); }
+
+  /// Least upper bound: an axis present on one side only becomes unknown
+  /// (with its types kept, so a conflict is still seen).
+  void join(const Value &O) {
+    if (IsTop || O.IsTop) {
+      *this = top();
+      return;
+    }
+    llvm::SmallVector<Entry, 4> Out;
+    auto A = Axes.begin(), AE = Axes.end();
+    auto B = O.Axes.begin(), BE = O.Axes.end();
+    while (A != AE || B != BE) {
+      if (B == BE || (A != AE && A->first < B->first)) {
+        Out.push_back(*A++);
+        Out.back().second.Mask |= AxisFact::UnknownBit;
+      } else if (A == AE || B->first < A->first) {
+        Out.push_back(*B++);
+        Out.back().second.Mask |= AxisFact::UnknownBit;
+      } else {
+        Out.push_back(*A++);
+        Out.back().second.join((B++)->second);
+      }
+    }
+    Axes = std::move(Out);
+    Open = Open || O.Open;
+  }
+  /// Equality of the facts (the type sets, not their origins): what decides
+  /// whether the dataflow has converged.
+  friend bool operator==(const Value &X, const Value &Y) {
+    if (X.Open != Y.Open || X.IsTop != Y.IsTop ||
+        X.Axes.size() != Y.Axes.size())
+      return false;
+    for (size_t I = 0; I < X.Axes.size(); ++I)
+      if (X.Axes[I].first != Y.Axes[I].first ||
+          X.Axes[I].second.Mask != Y.Axes[I].second.Mask)
+        return false;
+    return true;
+  }
+  friend bool operator!=(const Value &X, const Value &Y) { return !(X == Y); }
+
+private:
+  llvm::SmallVector<Entry, 2> Axes; // sorted by AxisId
+  bool Open = true;
+  bool IsTop = false;
+};
+
+} // namespace spmd::plugin
+
+#endif // SPMD_PLUGIN_LIB_TYPELATTICE_H
