@@ -3,7 +3,7 @@
 PRESET ?= default
 JOBS ?=
 
-.PHONY: all deps configure build test demo bench format clean
+.PHONY: all deps configure build test fuzz demo bench format clean
 
 all: build
 
@@ -18,6 +18,12 @@ build: configure
 
 test: build
 	ctest --preset $(PRESET)
+
+# Longer fuzzing than the bounded runs in `make test` (FUZZ_SECONDS per
+# fuzzer); see test/fuzz/CMakeLists.txt.
+FUZZ_SECONDS ?= 600
+fuzz: build
+	test/fuzz/run_fuzz.sh build $(FUZZ_SECONDS)
 
 demo: build
 	@scripts/demo.sh

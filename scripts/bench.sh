@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: every benchmark, each reporting ratios measured in one run:
 # collectives vs raw c10d (build/bin/bench_collectives), runtime checker on vs
-# off (build/bin/bench_checker), plugin on vs off (bench/plugin/plugin_bench.py).
+# off (build/bin/bench_checker), plugin on vs off (bench/plugin/plugin_bench.py),
+# runtime checker vs the reference spmd_types (test/conformance/conformance.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${SPMD_BUILD_DIR:-build}
@@ -13,4 +14,13 @@ done
 if [ -e "$BUILD/lib/spmd-check.so" ]; then
   echo "== bench/plugin/plugin_bench.py"
   python3 bench/plugin/plugin_bench.py --build "$BUILD"
+fi
+# The runtime checker against the reference spmd_types on the same random
+# programs (test/conformance): agreement and the per-step cost of each.
+VENV_PY=${SPMD_VENV:-.venv}/bin/python
+if [ -x "$BUILD/bin/conformance_driver" ] && [ -x "$VENV_PY" ]; then
+  echo "== test/conformance/conformance.py --time (reference vs ours)"
+  "$VENV_PY" test/conformance/conformance.py run \
+    --driver "$BUILD/bin/conformance_driver" --seed 2 --count 2000 --time 3 \
+    --work "$BUILD/conformance-bench"
 fi

@@ -19,6 +19,10 @@ const char* to_string(ErrorKind kind) {
       return "NotImplemented";
     case ErrorKind::ParseError:
       return "ParseError";
+    case ErrorKind::RedistributeError:
+      return "RedistributeError";
+    case ErrorKind::DTensorPropagationError:
+      return "DTensorPropagationError";
   }
   return "UnknownError";
 }

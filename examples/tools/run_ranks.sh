@@ -5,9 +5,10 @@
 #                -- PROGRAM [ARGS...]
 #
 # torchrun (default): the launcher PyTorch users know, exactly as a multi-node
-#   job starts (docs/launching.md). Debian's torchrun (torch 1.13 on Python
-#   3.11) needs `--redirects 1 --tee 1` (without them it crashes at start);
-#   the "[defaultN]:" prefixes that tee adds are removed here.
+#   job starts (docs/launching.md): $SPMD_TORCHRUN, else the project's
+#   environment's ($SPMD_VENV or <repo>/.venv, scripts/install-deps.sh), else
+#   the one on PATH. `--redirects 1 --tee 1` keep each rank's output; the
+#   "[defaultN]:" prefixes that tee adds are removed here.
 # direct: starts the N processes itself with RANK, WORLD_SIZE, LOCAL_RANK,
 #   MASTER_ADDR and MASTER_PORT set (what torchrun sets, minus its agent);
 #   prints rank 0's output, and another rank's only when its exit status
@@ -41,14 +42,17 @@ export SPMD_TIMEOUT_MS="${SPMD_TIMEOUT_MS:-60000}"
 
 case "$launcher" in
   torchrun)
-    if ! command -v torchrun >/dev/null; then
-      echo "run_ranks.sh: torchrun not found; install python3-torch (scripts/install-deps.sh) or use --launcher direct" >&2
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+    torchrun=${SPMD_TORCHRUN:-${SPMD_VENV:-$root/.venv}/bin/torchrun}
+    [ -x "$torchrun" ] || torchrun=$(command -v torchrun || true)
+    if [ -z "$torchrun" ]; then
+      echo "run_ranks.sh: torchrun not found; run scripts/install-deps.sh (it installs torch in .venv) or use --launcher direct" >&2
       exit 2
     fi
     logs=$(mktemp -d)
     trap 'rm -rf "$logs"' EXIT
     set +e
-    timeout --kill-after=10 "$limit" torchrun --no_python --nproc_per_node "$nproc" \
+    timeout --kill-after=10 "$limit" "$torchrun" --no_python --nproc_per_node "$nproc" \
       --master_addr 127.0.0.1 --master_port "$port" \
       --redirects 1 --tee 1 --log_dir "$logs" "$@" \
       2> >(grep -v -e '^WARNING:torch.distributed.run:$' -e '^\*\*\*\*\*\*' \

@@ -15,8 +15,10 @@
 // The code is cut so that each classic mistake in examples/bugs/ replaces one
 // translation unit: tensor_parallel.cpp (the tp block), optimizer.cpp (the
 // data-parallel gradient reduction and SGD step); sequence_parallel.cpp holds
-// the SP block and its step; train.cpp the loss, the training loop, the
-// one-device reference and the equivalence check.
+// the SP block and its step; experiment.cpp the loss, the data and the
+// one-device reference (experiment.h); train.cpp the multi-process training
+// loop and its equivalence table (test/examples checks the same in one
+// process with spmd::testing).
 #ifndef SPMD_EXAMPLES_TP_TRANSFORMER_BLOCK_MODEL_H
 #define SPMD_EXAMPLES_TP_TRANSFORMER_BLOCK_MODEL_H
 
@@ -99,7 +101,7 @@ AppliedGrads sgd_step_sp(const LocalParams& params, double lr);
 /// dp gradient reduction and one SGD step for the non-SP layout.
 AppliedGrads sgd_step(const LocalParams& params, double lr);
 
-// ---- train.cpp ----
+// ---- experiment.cpp ----
 
 /// The gradient autograd accumulated on a parameter (an undefined tensor
 /// becomes zeros). Out of line on purpose: the static checker does not see

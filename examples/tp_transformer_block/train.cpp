@@ -12,7 +12,6 @@
 // through the spmd runtime's collectives. Exit status: 0 when the run matches
 // the reference and the loss fell, 1 when it does not, 2 on a usage error.
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <spmd/checker.h>
 #include <spmd/errors.h>
 #include <spmd/mesh.h>
@@ -29,46 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "experiment.h"
 #include "model.h"
 
 namespace tp_example {
 
 using namespace spmd::types;
 
-at::Tensor grad_of(const at::Tensor& param) {
-  const at::Tensor& g = param.grad();
-  return g.defined() ? g : at::zeros_like(param);
-}
-
 namespace {
-
-// ---------------------------------------------------------------- the loss
-
-// Mean squared error over the global batch, without sequence parallelism.
-// Each dp rank sums its own tokens and divides by the global count, so the
-// whole-batch loss is the sum of the ranks' values: P on dp. On tp the loss is
-// one duplicated computation: I (its gradient seed 1.0 is correct as is).
-SPMD_TYPE(dp = P, tp = I)
-at::Tensor loss_tp(SPMD_TYPE(dp = V, tp = I) const at::Tensor& out,
-                   SPMD_TYPE(dp = V, tp = I) const at::Tensor& target,
-                   double global_count) {
-  auto err = out - target;                            // {dp: V, tp: I}
-  auto local_sum = (err * err).sum() / global_count;  // {dp: V, tp: I}
-  return spmd::reinterpret(local_sum, dp, V, P);      // {dp: P, tp: I}
-}
-
-// The same loss with sequence parallelism: each tp rank holds a slice of the
-// tokens, so the tp ranks' sums are first reduced (reduce-from-TP, dst I).
-SPMD_TYPE(dp = P, tp = I)
-at::Tensor loss_sp(SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& out,
-                   SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& target,
-                   double global_count) {
-  auto err = out - target;                            // {dp: V, tp: V}
-  auto local_sum = (err * err).sum() / global_count;  // {dp: V, tp: V}
-  auto tp_partial = spmd::reinterpret(local_sum, tp, V, P);
-  auto dp_share = spmd::all_reduce(tp_partial, tp, P, I);  // {dp: V, tp: I}
-  return spmd::reinterpret(dp_share, dp, V, P);            // {dp: P, tp: I}
-}
 
 // ------------------------------------------------------- plumbing (untyped)
 
@@ -76,6 +43,7 @@ struct Options {
   Config config;
   bool quiet = false;
   bool typecheck = false;  // run the training loop under the runtime checker
+  std::string device = "cpu";  // where every tensor lives ("cuda": NCCL)
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -85,7 +53,7 @@ struct Options {
 const char* kUsage =
     "usage: tp_transformer_block [--steps N] [--sp] [--seq N] [--batch N]\n"
     "         [--hidden N] [--ffn N] [--tp N] [--lr X] [--seed N] [--tol X]\n"
-    "         [--quiet] [--typecheck]\n"
+    "         [--quiet] [--typecheck] [--device cpu|cuda]\n"
     "Run one process per rank, e.g. torchrun --no_python --nproc_per_node 4\n"
     "--master_addr 127.0.0.1 --master_port 29500 --redirects 1 --tee 1 "
     "<this>.\n"
@@ -141,6 +109,11 @@ Options parse_args(int argc, char** argv) {
       o.quiet = true;
     else if (a == "--typecheck")
       o.typecheck = true;
+    else if (a == "--device") {
+      o.device = value(i);
+      if (o.device != "cpu" && o.device != "cuda")
+        usage_error("--device expects cpu or cuda, got '" + o.device + "'");
+    }
     else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       std::exit(0);
@@ -161,107 +134,12 @@ void check_divisible(int64_t n, int64_t by, const char* what,
   }
 }
 
-// The unsharded parameters, identical on every rank (same seed).
-struct FullParams {
-  at::Tensor ln_w, ln_b, w1, w2;
-};
-
-FullParams init_params(const Config& c) {
-  at::Generator gen = at::detail::createCPUGenerator(c.seed);
-  auto f32 = at::TensorOptions().dtype(at::kFloat);
-  FullParams p;
-  p.ln_w = 1.0 + 0.1 * at::randn({c.hidden}, gen, f32);
-  p.ln_b = 0.1 * at::randn({c.hidden}, gen, f32);
-  p.w1 = at::randn({c.ffn, c.hidden}, gen, f32) / std::sqrt(double(c.hidden));
-  p.w2 = at::randn({c.hidden, c.ffn}, gen, f32) / std::sqrt(double(c.ffn));
-  return p;
-}
-
-// Synthetic regression: the target is the input plus a fixed smooth function
-// of it, which the block can learn; the loss falls from the start.
-struct Data {
-  at::Tensor x, target;  // [seq, batch, hidden]
-};
-
-Data make_data(const Config& c) {
-  at::Generator gen = at::detail::createCPUGenerator(c.seed + 1);
-  auto f32 = at::TensorOptions().dtype(at::kFloat);
-  Data d;
-  d.x = at::randn({c.seq, c.batch, c.hidden}, gen, f32);
-  at::Tensor teacher =
-      at::randn({c.hidden, c.hidden}, gen, f32) / std::sqrt(double(c.hidden));
-  d.target = d.x + 0.5 * at::tanh(at::matmul(d.x, teacher));
-  return d;
-}
-
-// This rank's piece of a whole tensor: chunk `index` of `parts` along `dim`,
-// or the whole tensor when dim < 0.
-at::Tensor piece(const at::Tensor& t, int64_t dim, int64_t parts,
-                 int64_t index) {
-  if (dim < 0) return t;
-  return t.chunk(parts, dim)[index];
-}
-
-at::Tensor leaf(const at::Tensor& t) {
-  return t.clone().contiguous().requires_grad_(true);
-}
-
-// The one-device program: the same block, whole tensors, one process.
-struct Reference {
-  FullParams p;  // leaves that require grad
-  double loss = 0;
-  FullParams grads;
-
-  // One forward, backward and SGD step; keeps the loss and gradients.
-  void step(const Data& d, double lr) {
-    for (at::Tensor* t : {&p.ln_w, &p.ln_b, &p.w1, &p.w2})
-      t->mutable_grad() = at::Tensor();
-    auto h = at::layer_norm(d.x, {d.x.size(-1)}, p.ln_w, p.ln_b);
-    auto a = at::gelu(at::matmul(h, p.w1.t()));
-    auto out = d.x + at::matmul(a, p.w2.t());
-    auto err = out - d.target;
-    auto l = (err * err).sum() / double(d.x.numel());
-    l.backward();
-    loss = l.item<double>();
-    at::NoGradGuard no_grad;
-    grads = FullParams{p.ln_w.grad().clone(), p.ln_b.grad().clone(),
-                       p.w1.grad().clone(), p.w2.grad().clone()};
-    p.ln_w.sub_(grads.ln_w * lr);
-    p.ln_b.sub_(grads.ln_b * lr);
-    p.w1.sub_(grads.w1 * lr);
-    p.w2.sub_(grads.w2 * lr);
-  }
-};
-
 // The largest value of each entry of `v` (1-D, one entry per quantity) over
 // every rank of the mesh, through the runtime's collectives (all_gather
 // stacks one row per rank).
 at::Tensor max_over_mesh(const at::Tensor& v) {
   at::Tensor over_tp = spmd::all_gather(v, tp, V, R).amax(0);
   return spmd::all_gather(over_tp.contiguous(), dp, V, R).amax(0);
-}
-
-// The types of this rank's tensors for the runtime checker (--typecheck):
-// what the blocks' annotations state, set once before training. The weights
-// are V on tp whatever their shard dim (a bug variant may change it).
-void assert_types_tp(const LocalParams& p, const at::Tensor& x,
-                     const at::Tensor& target) {
-  spmd::assert_type(x, {dp = V, tp = I});
-  spmd::assert_type(target, {dp = V, tp = I});
-  spmd::assert_type(p.ln_w, {dp = R, tp = I});
-  spmd::assert_type(p.ln_b, {dp = R, tp = I});
-  spmd::assert_type(p.w1, {dp = R, tp = V});
-  spmd::assert_type(p.w2, {dp = R, tp = V});
-}
-
-void assert_types_sp(const LocalParams& p, const at::Tensor& x,
-                     const at::Tensor& target) {
-  spmd::assert_type(x, {dp = V, tp = S(0)});
-  spmd::assert_type(target, {dp = V, tp = S(0)});
-  spmd::assert_type(p.ln_w, {dp = R, tp = R});
-  spmd::assert_type(p.ln_b, {dp = R, tp = R});
-  spmd::assert_type(p.w1, {dp = R, tp = S(0)});
-  spmd::assert_type(p.w2, {dp = R, tp = S(1)});
 }
 
 std::string program_name(const char* argv0) {
@@ -301,9 +179,16 @@ int run(int argc, char** argv) {
   const bool leader = world->rank() == 0;
   const TpLayout layout = c.sequence_parallel ? TpLayout{} : tp_layout();
 
-  // Whole parameters and data, then this rank's pieces.
-  const FullParams full = init_params(c);
-  const Data data = make_data(c);
+  // Whole parameters and data (drawn on the CPU, so every device starts from
+  // the same numbers), then this rank's pieces.
+  const at::Device device =
+      opt.device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+  FullParams full = init_params(c);
+  for (at::Tensor* t : {&full.ln_w, &full.ln_b, &full.w1, &full.w2})
+    *t = t->to(device);
+  Data data = make_data(c);
+  data.x = data.x.to(device);
+  data.target = data.target.to(device);
   LocalParams p;
   p.ln_w = leaf(full.ln_w);
   p.ln_b = leaf(full.ln_b);
@@ -412,7 +297,9 @@ int run(int argc, char** argv) {
   scales.push_back(std::max({magnitude(ref.p.ln_w), magnitude(ref.p.ln_b),
                              magnitude(ref.p.w1), magnitude(ref.p.w2)}));
   at::Tensor worst_t =
-      max_over_mesh(at::tensor(diffs, at::TensorOptions().dtype(at::kDouble)));
+      max_over_mesh(
+          at::tensor(diffs, at::TensorOptions().dtype(at::kDouble)).to(device))
+          .cpu();
   std::vector<double> worst(worst_t.data_ptr<double>(),
                             worst_t.data_ptr<double>() + worst_t.numel());
 

@@ -62,6 +62,87 @@ bool TypeClassifier::isTensorRecord(const CXXRecordDecl *RD) {
   return R;
 }
 
+/// The class templates whose specialisations hold tensors as elements.
+static bool isContainerTemplateName(const CXXRecordDecl *RD, bool &Optional) {
+  if (!RD->getIdentifier())
+    return false;
+  llvm::StringRef N = RD->getName();
+  Optional = N == "optional";
+  if (RD->isInStdNamespace())
+    return N == "optional" || N == "vector" || N == "array" || N == "tuple" ||
+           N == "pair" || N == "initializer_list";
+  return isInTopNamespace(RD, "c10") && (N == "optional" || N == "ArrayRef");
+}
+
+bool TypeClassifier::isContainerRecord(const CXXRecordDecl *RD) {
+  RD = RD->getCanonicalDecl();
+  auto It = ContainerCache.find(RD);
+  if (It != ContainerCache.end())
+    return It->second;
+  ContainerCache[RD] = false; // breaks cycles
+  bool R = false;
+  bool Optional = false;
+  if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD);
+      Spec && isContainerTemplateName(RD, Optional)) {
+    unsigned Types = 0;
+    R = true;
+    for (const TemplateArgument &A : Spec->getTemplateArgs().asArray()) {
+      if (A.getKind() == TemplateArgument::Pack) {
+        for (const TemplateArgument &P : A.pack_elements()) {
+          R &=
+              P.getKind() == TemplateArgument::Type && isTracked(P.getAsType());
+          ++Types;
+        }
+        continue;
+      }
+      if (A.getKind() != TemplateArgument::Type)
+        continue; // std::array's size
+      const CXXRecordDecl *Arg = A.getAsType()->getAsCXXRecordDecl();
+      if (Arg && Arg->getIdentifier() && Arg->getName() == "allocator")
+        continue; // std::vector's allocator
+      R &= isTracked(A.getAsType());
+      ++Types;
+    }
+    R &= Types > 0;
+  }
+  ContainerCache[RD] = R;
+  return R;
+}
+
+bool TypeClassifier::isTensorContainer(QualType T) {
+  if (T.isNull())
+    return false;
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  return RD && isContainerRecord(RD);
+}
+
+bool TypeClassifier::isOptionalTensor(QualType T) {
+  if (!isTensorContainer(T))
+    return false;
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  bool Optional = false;
+  return isContainerTemplateName(RD, Optional) && Optional;
+}
+
+bool isEmptyOptional(const Expr *E, TypeClassifier &Types) {
+  if (isa<CXXDefaultArgExpr>(E))
+    return true;
+  const Expr *L = skipBraceWrappers(E);
+  if (const auto *ILE = dyn_cast<InitListExpr>(L))
+    return ILE->getNumInits() == 0;
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(L)) {
+    if (!Types.isOptionalTensor(CE->getType()))
+      return false;
+    if (CE->getNumArgs() == 0)
+      return true;
+    if (CE->getNumArgs() == 1 && !Types.isTracked(CE->getArg(0)->getType()))
+      return true; // from nullopt
+    if (CE->getNumArgs() == 1 && isa<CXXDefaultArgExpr>(CE->getArg(0)))
+      return true;
+  }
+  return false;
+}
+
 /// One step of skipTransparent: \p E itself when nothing can be stripped.
 static const Expr *stripOne(const Expr *E, TypeClassifier &Types) {
   E = E->IgnoreParens();
@@ -76,7 +157,7 @@ static const Expr *stripOne(const Expr *E, TypeClassifier &Types) {
   if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
     if (CE->getNumArgs() >= 1 &&
         CE->getConstructor()->isCopyOrMoveConstructor() &&
-        Types.isTensor(CE->getType()))
+        Types.isTracked(CE->getType()))
       return CE->getArg(0);
     return E;
   }
@@ -88,8 +169,8 @@ static const Expr *stripOne(const Expr *E, TypeClassifier &Types) {
   }
   if (const auto *SC = dyn_cast<CXXStaticCastExpr>(E)) {
     // std::move is a call; static_cast<Tensor&&>(x) is this.
-    if (Types.isTensor(SC->getType()) &&
-        Types.isTensor(SC->getSubExpr()->getType()))
+    if (Types.isTracked(SC->getType()) &&
+        Types.isTracked(SC->getSubExpr()->getType()))
       return SC->getSubExpr();
     return E;
   }
@@ -165,6 +246,33 @@ void listElements(const Expr *E, TypeClassifier &Types,
     for (const Expr *I : ILE->inits())
       if (Types.isTensor(I->getType()))
         Out.push_back(I);
+}
+
+const Expr *seeThroughOptional(const Expr *E, TypeClassifier &Types) {
+  const Expr *S = skipTransparent(E, Types);
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(S))
+    if (Types.isOptionalTensor(CE->getType()) && CE->getNumArgs() == 1 &&
+        Types.isTracked(CE->getArg(0)->getType()))
+      return CE->getArg(0);
+  return E;
+}
+
+const CallExpr *forwardedCall(const FunctionDecl *FD, TypeClassifier &Types) {
+  const FunctionDecl *Def = nullptr;
+  if (!FD || !FD->hasBody(Def) || !Def)
+    return nullptr;
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Def->getBody());
+  if (!Body || Body->size() != 1)
+    return nullptr;
+  const Stmt *S = Body->body_front();
+  const Expr *E = nullptr;
+  if (const auto *RS = dyn_cast<ReturnStmt>(S))
+    E = RS->getRetValue();
+  else
+    E = dyn_cast<Expr>(S);
+  if (!E)
+    return nullptr;
+  return dyn_cast<CallExpr>(skipTransparent(E, Types));
 }
 
 bool isEditableRange(const Expr *E) {

@@ -30,11 +30,30 @@ class TypeClassifier {
 public:
   bool isTensor(clang::QualType T);
   bool isScalar(clang::QualType T);
+  /// A container of tensors the analysis tracks as one value, the type of
+  /// all its elements: std::optional / c10::optional, std::vector,
+  /// std::array, std::tuple, std::pair, c10::ArrayRef (TensorList) and
+  /// std::initializer_list whose element types are tensors or such
+  /// containers.
+  bool isTensorContainer(clang::QualType T);
+  /// std::optional<Tensor> / c10::optional<Tensor>.
+  bool isOptionalTensor(clang::QualType T);
+  /// A tensor or a container of tensors: the values the analysis tracks.
+  bool isTracked(clang::QualType T) {
+    return isTensor(T) || isTensorContainer(T);
+  }
 
 private:
   bool isTensorRecord(const clang::CXXRecordDecl *RD);
+  bool isContainerRecord(const clang::CXXRecordDecl *RD);
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> Cache;
+  llvm::DenseMap<const clang::CXXRecordDecl *, bool> ContainerCache;
 };
+
+/// Whether \p E is an optional tensor that is certainly empty: a default
+/// argument, `{}`, `c10::nullopt` / `std::nullopt`, a default-constructed
+/// optional.
+bool isEmptyOptional(const clang::Expr *E, TypeClassifier &Types);
 
 /// Strips what does not change a tensor value: parentheses, implicit
 /// conversions, temporaries, copies and moves.
@@ -52,6 +71,18 @@ const clang::Expr *skipBraceWrappers(const clang::Expr *E);
 /// The tensors in a list argument ({a, b} for cat/stack).
 void listElements(const clang::Expr *E, TypeClassifier &Types,
                   llvm::SmallVectorImpl<const clang::Expr *> &Out);
+
+/// The tensor an optional argument is built from (`bias` in
+/// `linear(x, w, bias)` with an optional parameter), else \p E.
+const clang::Expr *seeThroughOptional(const clang::Expr *E,
+                                      TypeClassifier &Types);
+
+/// The call a function body only forwards to: the body is `return g(...);`
+/// (or `g(...);`), a single statement; null otherwise. Module holders'
+/// operator() (`return impl_->forward(std::forward<Args>(args)...);`) and
+/// engines' wrapper classes have this shape.
+const clang::CallExpr *forwardedCall(const clang::FunctionDecl *FD,
+                                     TypeClassifier &Types);
 
 /// Whether an insertion around \p E can be offered as a fix-it (its range is
 /// valid and not inside a macro).

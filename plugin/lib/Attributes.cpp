@@ -86,17 +86,32 @@ void AnnotationTable::setOpClass(const Decl *D, core::OpClass C) {
   Ops[key(D)] = C;
 }
 void AnnotationTable::setUnchecked(const Decl *D) { Unchecked[key(D)] = true; }
+void AnnotationTable::setAxisSize(const Decl *D, std::string Axis) {
+  AxisSizes[key(D)] = std::move(Axis);
+}
 
-/// Every declaration an annotation of \p FD may sit on: its redeclarations
-/// and those of the template pattern it was instantiated from.
-static llvm::SmallVector<const FunctionDecl *, 4>
-candidates(const FunctionDecl *FD) {
-  llvm::SmallVector<const FunctionDecl *, 4> Out;
+/// Every declaration an annotation of \p FD may sit on: its redeclarations,
+/// those of the template pattern it was instantiated from and, after them,
+/// those of the virtual methods it overrides (an override inherits their
+/// annotations).
+static void candidates(const FunctionDecl *FD,
+                       llvm::SmallVectorImpl<const FunctionDecl *> &Out,
+                       bool Overridden, unsigned Depth = 0) {
   for (const FunctionDecl *R : FD->redecls())
     Out.push_back(R);
   if (const FunctionDecl *Pattern = FD->getTemplateInstantiationPattern())
     for (const FunctionDecl *R : Pattern->redecls())
       Out.push_back(R);
+  if (const auto *MD = dyn_cast<CXXMethodDecl>(FD);
+      MD && Overridden && Depth < 8)
+    for (const CXXMethodDecl *O : MD->overridden_methods())
+      candidates(O, Out, Overridden, Depth + 1);
+}
+
+static llvm::SmallVector<const FunctionDecl *, 4>
+candidates(const FunctionDecl *FD, bool Overridden = true) {
+  llvm::SmallVector<const FunctionDecl *, 4> Out;
+  candidates(FD, Out, Overridden);
   return Out;
 }
 
@@ -152,10 +167,19 @@ AnnotationTable::opClassOf(const FunctionDecl *FD) const {
 bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
   if (Unchecked.empty() || !FD)
     return false;
-  for (const FunctionDecl *C : candidates(FD))
+  for (const FunctionDecl *C : candidates(FD, /*Overridden=*/false))
     if (lookup(Unchecked, C))
       return true;
   return false;
+}
+
+const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
+  if (AxisSizes.empty() || !FD)
+    return nullptr;
+  for (const FunctionDecl *C : candidates(FD))
+    if (const std::string *A = lookup(AxisSizes, C))
+      return A;
+  return nullptr;
 }
 
 bool AnnotationTable::isAnnotatedFunction(const FunctionDecl *FD) const {
@@ -300,7 +324,7 @@ std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
 
 namespace {
 
-enum class AttrWhich { Type, Mesh, Op, Unchecked };
+enum class AttrWhich { Type, Mesh, Op, Unchecked, AxisSize };
 
 const char *attrName(AttrWhich W) {
   switch (W) {
@@ -312,6 +336,8 @@ const char *attrName(AttrWhich W) {
     return "spmd::op";
   case AttrWhich::Unchecked:
     return "spmd::unchecked";
+  case AttrWhich::AxisSize:
+    return "spmd::axis_size";
   }
   return "spmd";
 }
@@ -489,6 +515,8 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     case AttrWhich::Unchecked:
       Table.setUnchecked(D);
       return AttributeApplied;
+    case AttrWhich::AxisSize:
+      return handleAxisSize(S, D, Attr, Table);
     }
     return AttributeNotApplied;
   }
@@ -575,6 +603,37 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     return AttributeApplied;
   }
 
+  /// [[spmd::axis_size(tp)]] on a function that returns the number of ranks
+  /// along axis tp: a branch taken only when it is 1 may skip collectives.
+  AttrHandling handleAxisSize(Sema &S, Decl *D, const ParsedAttr &Attr,
+                              AnnotationTable &Table) const {
+    std::optional<std::string> Axis;
+    SourceLocation Loc = Attr.getLoc();
+    if (Attr.getNumArgs() == 1) {
+      if (Attr.isArgIdent(0)) {
+        IdentifierLoc *IL = Attr.getArgAsIdent(0);
+        Loc = IL->Loc;
+        LookupResult R(S, IL->Ident, IL->Loc, Sema::LookupOrdinaryName);
+        S.LookupName(R, S.getCurScope());
+        if (const auto *VD = R.getAsSingle<VarDecl>())
+          Axis = axisOfVar(VD, S.getASTContext());
+      } else {
+        const Expr *E = Attr.getArgAsExpr(0);
+        Loc = E->getExprLoc();
+        Axis = evaluateAxis(E, S.getASTContext(), nullptr);
+      }
+    }
+    if (!Axis || Axis->empty()) {
+      S.Diag(Loc, customDiag(S, DiagnosticsEngine::Error,
+                             "'spmd::axis_size' takes one spmd::Axis constant, "
+                             "the axis whose number of ranks the function "
+                             "returns, e.g. [[spmd::axis_size(tp)]]"));
+      return AttributeNotApplied;
+    }
+    Table.setAxisSize(D, std::move(*Axis));
+    return AttributeApplied;
+  }
+
   AttrHandling handleOp(Sema &S, Decl *D, const ParsedAttr &Attr,
                         AnnotationTable &Table) const {
     std::optional<std::string> Text;
@@ -627,6 +686,9 @@ constexpr ParsedAttrInfo::Spelling MeshSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::mesh"}, {ParsedAttr::AS_CXX11, "mesh"}};
 constexpr ParsedAttrInfo::Spelling OpSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::op"}, {ParsedAttr::AS_CXX11, "op"}};
+constexpr ParsedAttrInfo::Spelling AxisSizeSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::axis_size"},
+    {ParsedAttr::AS_CXX11, "axis_size"}};
 constexpr ParsedAttrInfo::Spelling UncheckedSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::unchecked"},
     {ParsedAttr::AS_CXX11, "unchecked"}};
@@ -640,6 +702,10 @@ struct MeshAttrInfo : SpmdAttrInfo {
 struct OpAttrInfo : SpmdAttrInfo {
   OpAttrInfo() : SpmdAttrInfo(AttrWhich::Op, OpSpellings, 1, 0) {}
 };
+struct AxisSizeAttrInfo : SpmdAttrInfo {
+  AxisSizeAttrInfo()
+      : SpmdAttrInfo(AttrWhich::AxisSize, AxisSizeSpellings, 0, 15) {}
+};
 struct UncheckedAttrInfo : SpmdAttrInfo {
   UncheckedAttrInfo()
       : SpmdAttrInfo(AttrWhich::Unchecked, UncheckedSpellings, 0, 0) {}
@@ -651,6 +717,9 @@ ParsedAttrInfoRegistry::Add<MeshAttrInfo>
     RegisterMesh("spmd::mesh", "mesh axes in scope of a function");
 ParsedAttrInfoRegistry::Add<OpAttrInfo>
     RegisterOp("spmd::op", "propagation class of an opaque function");
+ParsedAttrInfoRegistry::Add<AxisSizeAttrInfo>
+    RegisterAxisSize("spmd::axis_size",
+                     "the function returns the number of ranks of an axis");
 ParsedAttrInfoRegistry::Add<UncheckedAttrInfo>
     RegisterUnchecked("spmd::unchecked", "skip the body of a function");
 

@@ -109,6 +109,30 @@ private:
     return F.Found;
   }
 
+  /// An unannotated function that only passes its parameters on to another
+  /// call (a module holder's operator(), a wrapper's forward): its calls are
+  /// checked against the callee where they happen, so its body, whose
+  /// parameters are untyped, has nothing to add.
+  bool isPureForwarder(const FunctionDecl *FD) const {
+    if (TU.Table.isAnnotatedFunction(FD))
+      return false;
+    const CallExpr *C = forwardedCall(FD, TU.Types);
+    const FunctionDecl *G = C ? C->getDirectCallee() : nullptr;
+    if (!G || isSpmdFunction(G))
+      return false;
+    for (const Expr *A : C->arguments()) {
+      if (!TU.Types.isTracked(A->getType()))
+        continue;
+      const auto *DRE = dyn_cast<DeclRefExpr>(skipTransparent(A, TU.Types));
+      const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+      const auto *Owner =
+          P ? dyn_cast<FunctionDecl>(P->getDeclContext()) : nullptr;
+      if (!Owner || Owner->getCanonicalDecl() != FD->getCanonicalDecl())
+        return false;
+    }
+    return true;
+  }
+
   void analyze(const FunctionDecl *FD) {
     if (!FD->doesThisDeclarationHaveABody() || FD->isDependentContext() ||
         FD->isInvalidDecl() || FD->isDefaulted() || FD->isDeleted() ||
@@ -117,7 +141,7 @@ private:
     if (!Done.insert(FD).second)
       return;
     ++TU.FunctionsSeen;
-    if (TU.Table.isUnchecked(FD) || !isRelevant(FD))
+    if (TU.Table.isUnchecked(FD) || !isRelevant(FD) || isPureForwarder(FD))
       return;
     ++TU.FunctionsAnalyzed;
     analyzeFunction(TU, FD, Handler);

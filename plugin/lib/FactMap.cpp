@@ -73,7 +73,38 @@ bool equalIn(const void *X, const void *Y, unsigned Level) {
   return true;
 }
 
+const void *mapIn(const void *P, unsigned Level, FactArena &A,
+                  llvm::function_ref<Value(const Value &)> F) {
+  if (!P)
+    return nullptr;
+  if (Level == ~0u) {
+    const auto *V = static_cast<const Value *>(P);
+    Value N = F(*V);
+    if (N == *V)
+      return V;
+    return A.value(std::move(N));
+  }
+  const auto *NP = static_cast<const Node *>(P);
+  Node *Copy = nullptr;
+  for (unsigned S = 0; S < 16; ++S) {
+    const void *C = mapIn(NP->Child[S], Level - 1, A, F);
+    if (C == NP->Child[S])
+      continue;
+    if (!Copy)
+      Copy = A.node(NP);
+    Copy->Child[S] = C;
+  }
+  return Copy ? Copy : NP;
+}
+
 } // namespace
+
+FactMap FactMap::map(llvm::function_ref<Value(const Value &)> F,
+                     FactArena &A) const {
+  FactMap M = *this;
+  M.Root = static_cast<const Node *>(mapIn(Root, Depth - 1, A, F));
+  return M;
+}
 
 const Value *FactMap::get(unsigned Index) const {
   if (!fits(Index, Depth))

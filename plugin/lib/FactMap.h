@@ -23,6 +23,7 @@
 
 #include "TypeLattice.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Allocator.h"
 
 namespace spmd::plugin {
@@ -60,6 +61,9 @@ public:
   static FactMap join(const FactMap &X, const FactMap &Y, FactArena &A);
   /// Widening: \p New where it equals \p Old, Top where it differs.
   static FactMap widen(const FactMap &Old, const FactMap &New, FactArena &A);
+  /// This map with every value replaced by \p F of it (unchanged values and
+  /// subtrees stay shared).
+  FactMap map(llvm::function_ref<Value(const Value &)> F, FactArena &A) const;
   /// Same entries with equal facts (operator== of Value).
   friend bool operator==(const FactMap &X, const FactMap &Y);
   friend bool operator!=(const FactMap &X, const FactMap &Y) {

@@ -77,10 +77,11 @@ FactMap Transfer::entryState() {
   return S;
 }
 
-FactMap Transfer::block(const CFGBlock &B, FactMap In,
-                        ProblemHandler *Handler) {
+FactMap Transfer::block(const CFGBlock &B, FactMap In, ProblemHandler *Handler,
+                        llvm::ArrayRef<AxisId> SizeOneAxes) {
   Cur = In;
   H = Handler;
+  SizeOne = SizeOneAxes;
   Memo.clear();
   for (const CFGElement &E : B) {
     if (std::optional<CFGStmt> S = E.getAs<CFGStmt>())
@@ -114,8 +115,11 @@ void Transfer::declStmt(const DeclStmt *DS) {
       continue;
     if (const TypeAnnotation *A = TU.Table.typeOf(VD)) {
       TU.noteAxes(*A);
-      if (const Expr *Init = VD->getInit())
-        if (Types.isTensor(Init->getType()) || isa<CXXConstructExpr>(Init)) {
+      // `Tensor t;` is an undefined tensor: nothing to check.
+      const auto *Ctor = dyn_cast_or_null<CXXConstructExpr>(VD->getInit());
+      bool Undefined = Ctor && Ctor->getNumArgs() == 0;
+      if (const Expr *Init = Undefined ? nullptr : VD->getInit())
+        if (Types.isTracked(Init->getType()) || isa<CXXConstructExpr>(Init)) {
           Destination Dest;
           Dest.Kind = Destination::VarInit;
           Dest.Decl = VD;
@@ -126,9 +130,28 @@ void Transfer::declStmt(const DeclStmt *DS) {
                     Arena);
       continue;
     }
-    if (!Types.isTensor(VD->getType()))
+    if (!Types.isTracked(VD->getType()))
       continue;
     const Expr *Init = VD->getInit();
+    // A reference bound to a variable or a field is that variable or field
+    // (`Tensor& r = x;`): reads and writes go through to it.
+    if (Init && VD->getType()->isReferenceType()) {
+      const Expr *I = Init->IgnoreParenImpCasts();
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(I)) {
+        if (const auto *T = dyn_cast<VarDecl>(DRE->getDecl())) {
+          const ValueDecl *Target = T;
+          if (const ValueDecl *Next = Aliases.lookup(T))
+            Target = Next;
+          Aliases[VD] = Target;
+          continue;
+        }
+      } else if (const auto *ME = dyn_cast<MemberExpr>(I)) {
+        if (const auto *F = dyn_cast<FieldDecl>(ME->getMemberDecl())) {
+          Aliases[VD] = F;
+          continue;
+        }
+      }
+    }
     Cur = Cur.set(varIndex(VD), Init ? eval(Init) : Value::unknown(), Arena);
   }
 }
@@ -138,7 +161,7 @@ void Transfer::stmt(const Stmt *S) {
     return declStmt(DS);
   if (const auto *RS = dyn_cast<ReturnStmt>(S)) {
     const Expr *RV = RS->getRetValue();
-    if (Result && RV && Types.isTensor(RV->getType())) {
+    if (Result && RV && Types.isTracked(RV->getType())) {
       Destination D;
       D.Kind = Destination::Return;
       D.Decl = FD;
@@ -171,9 +194,24 @@ Value Transfer::evalUncached(const Expr *E) {
   if (E->containsErrors() || E->isValueDependent() || E->isTypeDependent())
     return Value::unknown();
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    // A structured binding: its holding variable's `get<i>(e)`, or the
+    // element of an array or struct.
+    if (const auto *BD = dyn_cast<BindingDecl>(DRE->getDecl())) {
+      if (const VarDecl *HV = BD->getHoldingVar())
+        return HV->getInit() ? eval(HV->getInit()) : Value::unknown();
+      return BD->getBinding() ? eval(BD->getBinding()) : Value::unknown();
+    }
     const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
     if (!VD)
       return Value::unknown();
+    if (const ValueDecl *Target = Aliases.lookup(VD)) {
+      if (const auto *F = dyn_cast<FieldDecl>(Target)) {
+        if (const TypeAnnotation *A = TU.Table.typeOf(F))
+          return declared(*A, {A->Loc, OriginKind::Declared});
+        return Value::unknown();
+      }
+      VD = cast<VarDecl>(Target);
+    }
     if (const TypeAnnotation *A = TU.Table.typeOf(VD))
       return declared(*A, {A->Loc, OriginKind::Declared});
     auto It = VarIndex.find(VD);
@@ -186,8 +224,32 @@ Value Transfer::evalUncached(const Expr *E) {
         return declared(*A, {A->Loc, OriginKind::Declared});
     return Value::unknown();
   }
+  // Containers built in place: `{a, b}`, std::vector<Tensor>{...}, an
+  // optional from a tensor, a tuple from its elements.
+  if (const auto *SIL = dyn_cast<CXXStdInitializerListExpr>(E))
+    return eval(SIL->getSubExpr());
+  if (const auto *ILE = dyn_cast<InitListExpr>(E)) {
+    if (!Types.isTensorContainer(ILE->getType()))
+      return Value::unknown();
+    llvm::SmallVector<const Expr *, 4> Elems(ILE->inits());
+    return elementsOf(Elems);
+  }
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+    if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types))
+      return Value::unknown();
+    llvm::SmallVector<const Expr *, 4> Elems;
+    for (const Expr *A : CE->arguments()) {
+      if (Types.isTracked(A->getType()) ||
+          isa<InitListExpr>(skipBraceWrappers(A)))
+        Elems.push_back(A);
+    }
+    return elementsOf(Elems);
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E))
+    if (UO->getOpcode() == UO_Deref && Types.isTracked(UO->getType()))
+      return derefIterator(UO->getSubExpr()); // a pointer into a TensorList
   if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
-    if (!Types.isTensor(CO->getType()))
+    if (!Types.isTracked(CO->getType()))
       return Value::unknown();
     Value V = eval(CO->getTrueExpr());
     V.join(eval(CO->getFalseExpr()));
@@ -212,26 +274,34 @@ Value Transfer::evalCall(const CallExpr *CE) {
       return evalAssertType(CE);
   }
 
+  if (std::optional<Value> V = evalContainerCall(CE, Callee))
+    return *V;
+
   const auto *OpCall = dyn_cast<CXXOperatorCallExpr>(CE);
   if (OpCall && OpCall->getOperator() == OO_Equal && CE->getNumArgs() == 2 &&
-      Types.isTensor(CE->getArg(0)->getType()))
+      Types.isTracked(CE->getArg(0)->getType()))
     return evalAssignment(OpCall);
 
   if (TU.isAnnotated(Callee))
     return evalUserCall(CE, Callee);
+  if (std::optional<Value> V = evalForwarded(CE, Callee))
+    return *V;
   return evalOrdinaryOp(CE, Callee);
 }
 
 /// Tensor assignment: `x = expr`.
 Value Transfer::evalAssignment(const CXXOperatorCallExpr *CE) {
-  if (!Types.isTensor(CE->getArg(1)->getType()))
-    return eval(CE->getArg(0)); // x = scalar fills in place
+  if (!Types.isTracked(CE->getArg(1)->getType()))
+    return isEmptyOptional(CE->getArg(1), Types)
+               ? Value::unknown()
+               : eval(CE->getArg(0)); // x = scalar fills in place
   Value V = eval(CE->getArg(1));
   assign(CE->getArg(0), V, CE->getArg(1));
   // The value of `x = e` is x after the assignment: its declared type, or
   // e's (the LHS node itself may be memoized with the old value).
-  const VarDecl *VD = namedVar(CE->getArg(0), Types);
-  const FieldDecl *F = VD ? nullptr : namedField(CE->getArg(0), Types);
+  LValue L = lvalueOf(CE->getArg(0));
+  const VarDecl *VD = L.Var;
+  const FieldDecl *F = L.Field;
   if (const TypeAnnotation *A = VD  ? TU.Table.typeOf(VD)
                                 : F ? TU.Table.typeOf(F)
                                     : nullptr)
@@ -245,7 +315,10 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
   if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE)) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
     const Expr *Obj = MC->getImplicitObjectArgument();
-    if (MD && MD->getIdentifier() && Obj && Types.isTensor(Obj->getType())) {
+    QualType ObjT = Obj ? Obj->getType() : QualType();
+    if (!ObjT.isNull() && ObjT->isPointerType())
+      ObjT = ObjT->getPointeeType(); // opt->relu(): the optional's tensor
+    if (MD && MD->getIdentifier() && Obj && Types.isTensor(ObjT)) {
       llvm::SmallVector<const Expr *, 4> Args(MC->arguments());
       return evalTensorOp(CE, "." + MD->getName().str(), Obj, Args);
     }
@@ -271,21 +344,35 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
   return Value::unknown();
 }
 
+/// Argument \p I of \p CE is parameter `I - skip` of \p Callee (a member
+/// operator's object is argument 0).
+static unsigned argumentSkip(const CallExpr *CE, const FunctionDecl *Callee) {
+  return isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(Callee) &&
+                 !cast<CXXMethodDecl>(Callee)->isStatic()
+             ? 1
+             : 0;
+}
+
 Value Transfer::evalUserCall(const CallExpr *CE, const FunctionDecl *Callee) {
-  // Map arguments to parameters (a member operator's object is argument 0).
-  unsigned Skip = 0;
-  if (isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(Callee) &&
-      !cast<CXXMethodDecl>(Callee)->isStatic())
-    Skip = 1;
-  for (unsigned I = Skip; I < CE->getNumArgs(); ++I) {
-    unsigned PI = I - Skip;
+  unsigned Skip = argumentSkip(CE, Callee);
+  llvm::SmallVector<const Expr *, 4> Args;
+  for (unsigned I = Skip; I < CE->getNumArgs(); ++I)
+    Args.push_back(CE->getArg(I));
+  return callAnnotated(CE, Callee, Args);
+}
+
+Value Transfer::callAnnotated(const CallExpr *CE, const FunctionDecl *Callee,
+                              llvm::ArrayRef<const Expr *> Args) {
+  unsigned Skip = argumentSkip(CE, Callee);
+  for (unsigned PI = 0; PI < Args.size(); ++PI) {
     if (PI >= Callee->getNumParams())
       break;
-    const Expr *Arg = CE->getArg(I);
-    if (isa<CXXDefaultArgExpr>(Arg))
+    const Expr *Arg = Args[PI];
+    if (!Arg || isa<CXXDefaultArgExpr>(Arg) || isEmptyOptional(Arg, Types))
       continue;
+    Arg = seeThroughOptional(Arg, Types);
     const TypeAnnotation *A = TU.Table.paramOf(Callee, PI);
-    if (!A || !Types.isTensor(Arg->getType()))
+    if (!A || !Types.isTracked(Arg->getType()))
       continue; // only tensors are tracked
     Destination D;
     D.Kind = Destination::Argument;
@@ -310,9 +397,176 @@ Value Transfer::evalUserCall(const CallExpr *CE, const FunctionDecl *Callee) {
   return Value::unknown();
 }
 
+std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
+                                             const FunctionDecl *Callee) {
+  // The outer call's arguments by parameter index of the current callee.
+  llvm::SmallVector<const Expr *, 4> Args;
+  for (unsigned I = argumentSkip(CE, Callee); I < CE->getNumArgs(); ++I)
+    Args.push_back(CE->getArg(I));
+  const FunctionDecl *F = Callee;
+  for (unsigned Depth = 0; Depth < 4; ++Depth) {
+    const CallExpr *Inner = forwardedCall(F, Types);
+    if (!Inner)
+      return std::nullopt;
+    const FunctionDecl *G = Inner->getDirectCallee();
+    if (!G)
+      return std::nullopt;
+    llvm::SmallVector<const Expr *, 4> Next;
+    for (unsigned I = argumentSkip(Inner, G); I < Inner->getNumArgs(); ++I) {
+      const Expr *A = skipTransparent(Inner->getArg(I), Types);
+      const auto *DRE = dyn_cast<DeclRefExpr>(A);
+      const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+      const auto *Owner =
+          P ? dyn_cast<FunctionDecl>(P->getDeclContext()) : nullptr;
+      if (Owner && Owner->getCanonicalDecl() == F->getCanonicalDecl()) {
+        unsigned J = P->getFunctionScopeIndex();
+        Next.push_back(J < Args.size() ? Args[J] : nullptr);
+      } else {
+        Next.push_back(nullptr); // a constant or a non-tensor
+      }
+    }
+    if (TU.Table.isAnnotatedFunction(G))
+      return callAnnotated(CE, G, Next);
+    F = G;
+    Args = std::move(Next);
+  }
+  return std::nullopt;
+}
+
+/// Calls that build, read or assign containers of tensors.
+std::optional<Value> Transfer::evalContainerCall(const CallExpr *CE,
+                                                 const FunctionDecl *Callee) {
+  const auto *OpCall = dyn_cast<CXXOperatorCallExpr>(CE);
+  if (OpCall && CE->getNumArgs() >= 1) {
+    const Expr *Obj = CE->getArg(0);
+    OverloadedOperatorKind OO = OpCall->getOperator();
+    // std::tie(a, b) = e: every tied variable takes e's element type.
+    if (OO == OO_Equal && CE->getNumArgs() == 2) {
+      const auto *Tie = dyn_cast<CallExpr>(
+          skipTransparent(Obj, Types)->IgnoreParenImpCasts());
+      const FunctionDecl *TieFD = Tie ? Tie->getDirectCallee() : nullptr;
+      if (TieFD && TieFD->isInStdNamespace() && TieFD->getIdentifier() &&
+          TieFD->getName() == "tie") {
+        Value V = eval(CE->getArg(1));
+        for (const Expr *A : Tie->arguments())
+          if (Types.isTracked(A->getType()))
+            assign(A, V, CE->getArg(1));
+        return V;
+      }
+      return std::nullopt;
+    }
+    if ((OO == OO_Subscript || OO == OO_Star || OO == OO_Arrow) &&
+        Types.isTensorContainer(Obj->getType()))
+      return eval(Obj); // an element
+    if (OO == OO_Star && CE->getNumArgs() == 1 &&
+        Types.isTracked(CE->getType()))
+      return derefIterator(Obj);
+    return std::nullopt;
+  }
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE)) {
+    const Expr *Obj = MC->getImplicitObjectArgument();
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (!Obj || !MD || !Types.isTensorContainer(Obj->getType()))
+      return std::nullopt;
+    if (!Types.isTracked(CE->getType()))
+      return Value::unknown(); // has_value(), size(), begin(), ...
+    Value V = eval(Obj);       // value(), at(i), front(), back(), operator*
+    if (MD->getIdentifier() && MD->getName() == "value_or" &&
+        MC->getNumArgs() == 1)
+      V = elementsOf({Obj, MC->getArg(0)});
+    return V;
+  }
+  if (!Callee->isInStdNamespace() || !Callee->getIdentifier())
+    return std::nullopt;
+  llvm::StringRef N = Callee->getName();
+  if (N == "get" && CE->getNumArgs() == 1 &&
+      Types.isTensorContainer(CE->getArg(0)->getType()))
+    return eval(CE->getArg(0));
+  if ((N == "make_pair" || N == "make_tuple" || N == "tie" ||
+       N == "forward_as_tuple") &&
+      Types.isTensorContainer(CE->getType())) {
+    llvm::SmallVector<const Expr *, 4> Elems(CE->arguments());
+    return elementsOf(Elems);
+  }
+  return std::nullopt;
+}
+
+/// The type of every element: the elements' common type per axis; an axis on
+/// which they differ is unknown (not a conflict: each element keeps its own
+/// type, the checker just does not know which one is read).
+Value Transfer::elementsOf(llvm::ArrayRef<const Expr *> Elems) {
+  std::optional<Value> Out;
+  for (const Expr *E : Elems) {
+    if (isEmptyOptional(E, Types))
+      continue;
+    Value V;
+    if (const auto *ILE = dyn_cast<InitListExpr>(skipBraceWrappers(E))) {
+      llvm::SmallVector<const Expr *, 4> Inner(ILE->inits());
+      V = elementsOf(Inner);
+    } else if (Types.isTracked(E->getType())) {
+      V = eval(E);
+    } else {
+      continue;
+    }
+    if (!Out)
+      Out = V;
+    else
+      Out->join(V);
+  }
+  if (!Out)
+    return Value::unknown();
+  bool Differ = false;
+  Out->forEachFact([&](AxisId, AxisFact &F) {
+    if (F.isConflict()) {
+      F = AxisFact::unknown();
+      Differ = true;
+    }
+  });
+  if (Differ)
+    Out->setOpen(true); // strict mode reports a use of it
+  return *Out;
+}
+
+/// `*it` for an iterator of a range-for or of begin(): the range's element.
+Value Transfer::derefIterator(const Expr *It) {
+  It = It->IgnoreParenImpCasts();
+  const auto *DRE = dyn_cast<DeclRefExpr>(It);
+  const auto *IV = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  const Expr *Init = IV ? IV->getInit() : nullptr;
+  if (!Init)
+    return Value::unknown();
+  Init = skipTransparent(Init, Types)->IgnoreParenImpCasts();
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Init)) {
+    const CXXMethodDecl *MD = MC->getMethodDecl();
+    if (MD && MD->getIdentifier() &&
+        (MD->getName() == "begin" || MD->getName() == "cbegin"))
+      return eval(MC->getImplicitObjectArgument());
+  }
+  if (const auto *C = dyn_cast<CallExpr>(Init))
+    if (const FunctionDecl *FD = C->getDirectCallee())
+      if (FD->isInStdNamespace() && FD->getIdentifier() &&
+          (FD->getName() == "begin" || FD->getName() == "cbegin") &&
+          C->getNumArgs() == 1)
+        return eval(C->getArg(0));
+  return Value::unknown();
+}
+
+Transfer::LValue Transfer::lvalueOf(const Expr *E) {
+  LValue L;
+  L.Var = namedVar(E, Types);
+  L.Field = L.Var ? nullptr : namedField(E, Types);
+  if (L.Var)
+    if (const ValueDecl *T = Aliases.lookup(L.Var)) {
+      L.Var = dyn_cast<VarDecl>(T);
+      L.Field = dyn_cast<FieldDecl>(T);
+    }
+  return L;
+}
+
 void Transfer::assign(const Expr *LHS, const Value &V, const Expr *RHS) {
   Destination D;
-  if (const VarDecl *VD = namedVar(LHS, Types)) {
+  LValue L = lvalueOf(LHS);
+  if (const VarDecl *VD = L.Var) {
     if (const TypeAnnotation *A = TU.Table.typeOf(VD)) {
       D.Kind = Destination::VarAssign;
       D.Decl = VD;
@@ -320,11 +574,11 @@ void Transfer::assign(const Expr *LHS, const Value &V, const Expr *RHS) {
       checkAgainst(V, *A, D, RHS);
       return;
     }
-    if (Types.isTensor(VD->getType()))
+    if (Types.isTracked(VD->getType()))
       setVar(VD, V);
     return;
   }
-  if (const FieldDecl *F = namedField(LHS, Types))
+  if (const FieldDecl *F = L.Field)
     if (const TypeAnnotation *A = TU.Table.typeOf(F)) {
       D.Kind = Destination::FieldAssign;
       D.Decl = F;
@@ -338,8 +592,88 @@ void Transfer::assign(const Expr *LHS, const Value &V, const Expr *RHS) {
 //===----------------------------------------------------------------------===//
 
 void Transfer::report(Problem P) {
+  // On an axis of one rank every type is every other: nothing to report.
+  if (P.Axis && llvm::is_contained(SizeOne, *P.Axis))
+    return;
   if (reporting(P.Kind) && P.Loc.isValid())
     H->handle(std::move(P));
+}
+
+std::optional<AxisId> Transfer::axisSizeOf(const Expr *E, unsigned Depth) {
+  E = E->IgnoreParenImpCasts();
+  if (const auto *CE = dyn_cast<CallExpr>(E)) {
+    if (const FunctionDecl *F = CE->getDirectCallee())
+      if (const std::string *A = TU.Table.axisSizeOf(F))
+        return axis(*A);
+    return std::nullopt;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (Depth == 0 && VD->isLocalVarDecl() && VD->getInit())
+        return axisSizeOf(VD->getInit(), Depth + 1);
+  return std::nullopt;
+}
+
+std::optional<std::pair<AxisId, unsigned>>
+Transfer::sizeOneEdge(const Expr *Cond) {
+  if (!Cond)
+    return std::nullopt;
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Cond)) {
+    if (UO->getOpcode() != UO_LNot)
+      return std::nullopt;
+    std::optional<std::pair<AxisId, unsigned>> R =
+        sizeOneEdge(UO->getSubExpr());
+    if (R)
+      R->second = 1 - R->second;
+    return R;
+  }
+  const auto *BO = dyn_cast<BinaryOperator>(Cond);
+  if (!BO || !BO->isComparisonOp())
+    return std::nullopt;
+  BinaryOperatorKind Op = BO->getOpcode();
+  const Expr *Size = BO->getLHS(), *Other = BO->getRHS();
+  std::optional<AxisId> A = axisSizeOf(Size);
+  if (!A) {
+    std::swap(Size, Other);
+    A = axisSizeOf(Size);
+    Op = BinaryOperator::reverseComparisonOp(Op);
+  }
+  Expr::EvalResult R;
+  if (!A || Other->isValueDependent() || !Other->EvaluateAsInt(R, Ctx))
+    return std::nullopt;
+  int64_t C = R.Val.getInt().getSExtValue();
+  auto Holds = [&](int64_t K) {
+    switch (Op) {
+    case BO_EQ:
+      return K == C;
+    case BO_NE:
+      return K != C;
+    case BO_LT:
+      return K < C;
+    case BO_LE:
+      return K <= C;
+    case BO_GT:
+      return K > C;
+    case BO_GE:
+      return K >= C;
+    default:
+      return false;
+    }
+  };
+  // Sizes are >= 1, and a comparison with a constant is monotone in the size
+  // or an equality: these sizes decide what it does on every size above 1.
+  bool Always = true, Never = true;
+  for (int64_t K : {int64_t(2), int64_t(3), C - 1, C, C + 1, int64_t(1) << 30})
+    if (K >= 2) {
+      Always &= Holds(K);
+      Never &= !Holds(K);
+    }
+  if (Holds(1) && Never)
+    return std::make_pair(*A, 0u); // true only on one rank
+  if (!Holds(1) && Always)
+    return std::make_pair(*A, 1u); // false only on one rank
+  return std::nullopt;
 }
 
 /// A use of a value whose type differs between the paths that reach it.
@@ -416,6 +750,34 @@ Transfer::conversion(const Expr *E, PerAxisType From, PerAxisType To) const {
   return SuggestedCollective{E, *Route, To};
 }
 
+/// A tensor created for its destination: a factory call, or
+/// torch::nn::Module::register_parameter / register_buffer (directly or in a
+/// helper whose body only returns such a call). Its type is the one declared
+/// for the destination (a checkpoint loader fills it), so an unknown value
+/// there is not reported.
+static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
+                             unsigned Depth = 0) {
+  E = skipTransparent(seeThroughOptional(E, Types), Types);
+  const auto *CE = dyn_cast_or_null<CallExpr>(E);
+  const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
+  if (!F || !F->getIdentifier())
+    return false;
+  llvm::StringRef N = F->getName();
+  bool InTorch = isInTopNamespace(F, "torch") || isInTopNamespace(F, "at");
+  if (InTorch && (N == "register_parameter" || N == "register_buffer"))
+    return true;
+  if (InTorch && !isa<CXXMethodDecl>(F)) {
+    core::OpShape S = core::classify_op(N).shape;
+    if (S == core::OpShape::DeterministicFactory ||
+        S == core::OpShape::RandomFactory)
+      return true;
+  }
+  if (Depth < 2)
+    if (const CallExpr *Inner = forwardedCall(F, Types))
+      return isFreshParameter(Inner, Types, Depth + 1);
+  return false;
+}
+
 void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                             const Destination &Dest, const Expr *E) {
   DiagKind Kind = Dest.Kind == Destination::Argument ? DiagKind::CallArgument
@@ -441,8 +803,15 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     if (Have && *Have != Entry.Type.local())
       Mismatches.push_back({&Entry, A, *Have, F});
   }
-  if (Mismatches.empty())
+  if (Mismatches.empty()) {
+    bool Initialises = Dest.Kind == Destination::FieldAssign ||
+                       Dest.Kind == Destination::FieldInit ||
+                       Dest.Kind == Destination::VarInit ||
+                       Dest.Kind == Destination::VarAssign;
+    if (Initialises && isFreshParameter(E, Types))
+      return;
     return checkUnknownUse(V, E);
+  }
   if (!reporting(Kind))
     return;
   for (const Mismatch &M : Mismatches) {

@@ -90,8 +90,17 @@ public:
   /// The facts at entry: the declared types of the parameters.
   FactMap entryState();
   /// Interprets block \p B from \p In; problems go to \p H when it is not
-  /// null (the reporting pass).
-  FactMap block(const clang::CFGBlock &B, FactMap In, ProblemHandler *H);
+  /// null (the reporting pass). \p SizeOne: the axes that have one rank on
+  /// every path to the block (nothing is reported on them there).
+  FactMap block(const clang::CFGBlock &B, FactMap In, ProblemHandler *H,
+                llvm::ArrayRef<AxisId> SizeOne = {});
+  /// The axis whose size \p E is: a call of an [[spmd::axis_size(axis)]]
+  /// function, or a local variable initialised with one.
+  std::optional<AxisId> axisSizeOf(const clang::Expr *E, unsigned Depth = 0);
+  /// For a branch condition: the axis that has one rank on one of its edges,
+  /// and which edge (0: true, 1: false).
+  std::optional<std::pair<AxisId, unsigned>>
+  sizeOneEdge(const clang::Expr *Cond);
 
 private:
   // Statements.
@@ -117,6 +126,28 @@ private:
                     const Value &In, Value &Out);
   Value evalUserCall(const clang::CallExpr *CE,
                      const clang::FunctionDecl *Callee);
+  /// A call checked and typed against \p Callee's annotations, with the
+  /// tensor arguments \p Args by parameter index (null: not a tracked
+  /// value, or nothing to check).
+  Value callAnnotated(const clang::CallExpr *CE,
+                      const clang::FunctionDecl *Callee,
+                      llvm::ArrayRef<const clang::Expr *> Args);
+  /// A call of a function that only forwards its parameters to another call
+  /// (a module holder's operator(), an engine's wrapper), followed to an
+  /// annotated callee; nullopt when it does not get there.
+  std::optional<Value> evalForwarded(const clang::CallExpr *CE,
+                                     const clang::FunctionDecl *Callee);
+  // Containers of tensors (one value for all elements).
+  std::optional<Value> evalContainerCall(const clang::CallExpr *CE,
+                                         const clang::FunctionDecl *Callee);
+  Value elementsOf(llvm::ArrayRef<const clang::Expr *> Elems);
+  Value derefIterator(const clang::Expr *It);
+  // References: the variable or field a reference variable is bound to.
+  struct LValue {
+    const clang::VarDecl *Var = nullptr;
+    const clang::FieldDecl *Field = nullptr;
+  };
+  LValue lvalueOf(const clang::Expr *E);
   Value evalTensorOp(const clang::CallExpr *CE, std::string Name,
                      const clang::Expr *Receiver,
                      llvm::ArrayRef<const clang::Expr *> Args,
@@ -175,8 +206,11 @@ private:
 
   FactMap Cur;
   ProblemHandler *H = nullptr;
+  llvm::ArrayRef<AxisId> SizeOne;
   llvm::DenseMap<const clang::Expr *, Value> Memo; // per block
   llvm::DenseMap<const clang::VarDecl *, unsigned> VarIndex;
+  /// Reference variables bound to a variable or a field (never rebound).
+  llvm::DenseMap<const clang::VarDecl *, const clang::ValueDecl *> Aliases;
 };
 
 } // namespace spmd::plugin

@@ -50,6 +50,13 @@ void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
     return;
   if (Types.isTensor(A->getType()))
     return addTensorOperand(Ops, A, Pos);
+  // An optional weight or bias (at::linear, at::layer_norm): an operand
+  // unless it is certainly empty.
+  if (Types.isOptionalTensor(A->getType())) {
+    if (!isEmptyOptional(A, Types))
+      addTensorOperand(Ops, seeThroughOptional(A, Types), Pos);
+    return;
+  }
   if (Types.isScalar(A->getType())) {
     Ops.Core.push_back(core::Operand::weak_scalar(Pos));
     Ops.Sources.push_back({nullptr, Value::unknown()});
@@ -73,7 +80,7 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
     Info.known = true;
   }
   const Expr *Mutated = Info.inplace ? mutatedOperand(Receiver, Args) : nullptr;
-  if (!Types.isTensor(CE->getType()) && !Mutated)
+  if (!Types.isTracked(CE->getType()) && !Mutated)
     return Value::unknown(); // sizes, item, comparisons to bool, ...
 
   Operands Ops;
@@ -222,8 +229,9 @@ void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
 /// result's type; a declared destination is checked like an assignment.
 Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
                              const Expr *Mutated, const Value &Out) {
-  const VarDecl *VD = namedVar(Mutated, Types);
-  const FieldDecl *Field = namedField(Mutated, Types);
+  LValue L = lvalueOf(Mutated);
+  const VarDecl *VD = L.Var;
+  const FieldDecl *Field = L.Field;
   Value Before = eval(Mutated);
   core::TensorType BeforeKnown = knownPart(Before);
   std::optional<core::TensorType> BeforeT;

@@ -27,6 +27,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "torch_compat.h"
+
 namespace spmd {
 namespace {
 
@@ -108,9 +110,9 @@ Tensor gather_stacked(const Tensor& x, const Plan& p) {
 }
 
 // Sum over ranks of piece r: rank s contributes pieces[k] to rank k.
-// Gloo (libtorch 1.13) has no reduce_scatter: there it is one all-to-all of
-// the pieces followed by a local sum, which moves the same bytes as a ring
-// reduce-scatter.
+// Uneven pieces, or a backend without reduce_scatter, take one all-to-all of
+// the pieces followed by a local sum (the same bytes as a ring
+// reduce-scatter).
 // `whole`, when defined, is a contiguous tensor whose flat storage holds the
 // pieces back to back (dim-0 splits): it is sent as is, without a copy.
 Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
@@ -119,7 +121,7 @@ Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
   if (p.n == 1) return mine.clone(at::MemoryFormat::Contiguous);
   bool even = true;
   for (const auto& t : pieces) even = even && t.sizes() == mine.sizes();
-  if (even && p.pg->getBackendName() != "gloo") {
+  if (even && compat::has_native_reduce_scatter(*p.pg)) {
     Tensor out = at::empty(mine.sizes(), mine.options());
     std::vector<Tensor> outs{out};
     std::vector<std::vector<Tensor>> ins{{}};
@@ -136,8 +138,9 @@ Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
   Tensor input = whole.defined() ? whole.view({-1}) : at::cat(flat, 0);
   Tensor output = at::empty({p.n * mine.numel()}, mine.options());
   std::vector<int64_t> out_splits(p.n, mine.numel());
-  wait(p, "alltoall_base", [&] {
-    return p.pg->alltoall_base(output, input, out_splits, in_splits);
+  wait(p, "all_to_all_single", [&] {
+    return compat::all_to_all_single(*p.pg, output, input, out_splits,
+                                     in_splits);
   });
   return output.view({p.n, mine.numel()}).sum(0).view(mine.sizes());
 }
@@ -154,8 +157,9 @@ Tensor exchange(const Tensor& x, std::vector<int64_t> out_rows,
   shape[0] = rows;
   Tensor out = at::empty(shape, in.options());
   if (p.n == 1) return out.copy_(in);
-  wait(p, "alltoall_base",
-       [&] { return p.pg->alltoall_base(out, in, out_rows, in_rows); });
+  wait(p, "all_to_all_single", [&] {
+    return compat::all_to_all_single(*p.pg, out, in, out_rows, in_rows);
+  });
   return out;
 }
 
@@ -433,8 +437,7 @@ class CollectiveFunction
                         c10::intrusive_ptr<Plan> plan) {
     // The ATen ops a collective runs internally (clone, stack, zeros, ...)
     // are not user ops: keep them away from the runtime checker's fallback.
-    c10::impl::ExcludeDispatchKeyGuard no_typing(
-        c10::DispatchKey::TESTING_ONLY_GenericMode);
+    c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
     ctx->saved_data["plan"] = at::IValue::make_capsule(plan);
     ctx->saved_data["in_dtype"] = x.scalar_type();
     auto [op, out] = resolve_dtypes(plan->call, x.scalar_type(), plan->op_dtype,
@@ -451,8 +454,7 @@ class CollectiveFunction
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    c10::impl::ExcludeDispatchKeyGuard no_typing(
-        c10::DispatchKey::TESTING_ONLY_GenericMode);
+    c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
     auto plan = c10::static_intrusive_pointer_cast<Plan>(
         ctx->saved_data["plan"].toCapsule());
     const auto in_dtype = ctx->saved_data["in_dtype"].toScalarType();
@@ -571,8 +573,7 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
     // In place: the result is x itself (autograd may hand back an alias).
     if (inplace) y = x;
   } else {
-    c10::impl::ExcludeDispatchKeyGuard no_typing(
-        c10::DispatchKey::TESTING_ONLY_GenericMode);
+    c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
     y = options.out_dtype ? x.to(*options.out_dtype) : x;
   }
   if (auto* hook = detail::current_collective_hook())

@@ -7,22 +7,12 @@
 // which leave the data as is (exact when N == 1).
 #include <spmd/process_groups.h>
 
-#include <torch/csrc/distributed/c10d/Work.hpp>
+#include "torch_compat.h"
 
 namespace spmd {
 namespace {
 
-class CompletedWork : public c10d::Work {
- public:
-  CompletedWork() { finish(); }
-  bool isCompleted() override { return true; }
-  bool isSuccess() const override { return true; }
-  bool wait(std::chrono::milliseconds) override { return true; }
-};
-
-c10::intrusive_ptr<c10d::Work> done() {
-  return c10::make_intrusive<CompletedWork>();
-}
+c10::intrusive_ptr<c10d::Work> done() { return compat::completed_work(); }
 
 // Copies src into dst when the shapes allow, zeros otherwise.
 void fill_from(at::Tensor& dst, const at::Tensor& src) {
@@ -33,9 +23,9 @@ void fill_from(at::Tensor& dst, const at::Tensor& src) {
   }
 }
 
-class FakeProcessGroup : public c10d::ProcessGroup {
+class FakeBackend : public compat::CollectiveBackend {
  public:
-  FakeProcessGroup(int rank, int size) : c10d::ProcessGroup(rank, size) {}
+  FakeBackend(int rank, int size) : compat::CollectiveBackend(rank, size) {}
 
   const std::string getBackendName() const override { return "fake"; }
 
@@ -134,7 +124,9 @@ class FakeProcessGroup : public c10d::ProcessGroup {
 
 c10::intrusive_ptr<c10d::ProcessGroup> make_fake_process_group(int rank,
                                                                int size) {
-  return c10::make_intrusive<FakeProcessGroup>(rank, size);
+  return compat::wrap_backend(c10::make_intrusive<FakeBackend>(rank, size),
+                              c10::intrusive_ptr<c10d::Store>(), rank, size,
+                              "fake");
 }
 
 }  // namespace spmd

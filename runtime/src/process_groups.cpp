@@ -6,6 +6,8 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "torch_compat.h"
 #ifdef SPMD_WITH_CUDA
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -75,8 +77,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(
     Backend backend, int rank, int size,
     const c10::intrusive_ptr<c10d::Store>& store, const WorldOptions& opts,
     const std::string& what) {
-  if (backend == Backend::Fake || size == 1) {
-    // A one-rank group never communicates; the fake group is exact there.
+  if (backend == Backend::Fake || (size == 1 && backend == Backend::Gloo)) {
+    // A one-rank CPU group never communicates; the fake group is exact there.
+    // NCCL keeps its own one-rank group: CUDA streams and the communicator
+    // are part of what a one-GPU run checks.
     return make_fake_process_group(rank, size);
   }
   if (!store) throw InvalidArgument(what + ": a store is required");
@@ -95,15 +99,17 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(
             c10d::ProcessGroupGloo::createDefaultDevice());
       }
       options->threads = 2;
-      return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size,
-                                                         options);
+      return compat::wrap_backend(c10::make_intrusive<c10d::ProcessGroupGloo>(
+                                      store, rank, size, options),
+                                  store, rank, size, "gloo");
     }
 #ifdef SPMD_WITH_CUDA
     if (backend == Backend::Nccl) {
       auto options = c10d::ProcessGroupNCCL::Options::create();
       options->timeout = opts.timeout;
-      return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size,
-                                                         options);
+      return compat::wrap_backend(c10::make_intrusive<c10d::ProcessGroupNCCL>(
+                                      store, rank, size, options),
+                                  store, rank, size, "nccl");
     }
 #endif
   } catch (const SpmdError&) {

@@ -44,7 +44,11 @@ INPLACE = ["add_", "mul_"]
 LISTS = ["cat", "stack"]
 FACTORIES = ["zeros", "ones", "randn"]
 COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-               "convert", "reinterpret", "redistribute"]
+               "convert", "reinterpret", "redistribute", "shard", "unshard",
+               "invariant_to_replicate"]
+# Ops with a typed scalar operand (the reference's Scalar(value, type); ours
+# checker::typed_scalar, a typed 0-d tensor).
+TYPED_SCALAR = ["add_typed", "mul_typed", "div_typed"]
 # A bias towards legal src/dst pairs (spec §7), so that more programs run
 # past their collectives; illegal pairs are still drawn.
 LEGAL = {
@@ -55,9 +59,13 @@ LEGAL = {
     "convert": {"R": "RPV", "I": "RIV", "V": "V", "P": "P"},
     "reinterpret": {"R": "R", "I": "IVP", "V": "VP", "P": "P"},
     "redistribute": {"R": "RIP", "I": "RIP", "V": "VRI", "P": "RIP"},
+    "shard": {},
+    "unshard": {},
+    "invariant_to_replicate": {},
 }
 # Collectives whose result shape is not the input's (gather/scatter/stack).
-SHAPE_CHANGING = {"all_gather", "reduce_scatter", "redistribute"}
+SHAPE_CHANGING = {"all_gather", "reduce_scatter", "redistribute", "shard",
+                  "unshard"}
 
 
 # ----------------------------------------------------------------- generator
@@ -133,6 +141,11 @@ def generate_program(rng, pid):
             a = pick()
             add({"op": rng.choice(SCALAR), "args": [a], "scalar": 2.0},
                 dict(usable)[a])
+        elif r < 0.66:
+            a = pick()
+            add({"op": rng.choice(TYPED_SCALAR), "args": [a], "scalar": 2.0,
+                 "scalar_type": {x: rng.choice("RRIVVP") for x in axes}},
+                dict(usable)[a])
         elif r < 0.68:
             a = pick("2d")
             add({"op": rng.choice(INPLACE), "args": [a, pick("2d")]}, "2d")
@@ -152,8 +165,16 @@ def generate_program(rng, pid):
             src = cur if (cur and rng.random() < 0.6) else rng.choice(TYPES)
             legal = LEGAL[op].get(src)
             dst = rng.choice(legal if legal and rng.random() < 0.6 else TYPES)
+            if op == "shard":
+                dst = "S0"
+            elif op == "unshard":
+                src = "S0"
+            elif op == "invariant_to_replicate":
+                src, dst = "I", "R"
+            # convert(R|I -> V) unbinds dim 0 like a scatter.
+            unbinds = op == "convert" and dst == "V" and src in "RI"
             add({"op": op, "args": [a], "axis": axis, "src": src, "dst": dst},
-                "other" if op in SHAPE_CHANGING else "2d")
+                "other" if op in SHAPE_CHANGING or unbinds else "2d")
     return prog
 
 
@@ -188,7 +209,7 @@ class Reference:
         self.assert_type, self.no_typecheck = assert_type, no_typecheck
         self.typecheck, self.get_local_type = typecheck, get_local_type
         self.SpmdTypeError = st.SpmdTypeError
-        self.T = {"R": st.R, "I": st.I, "V": st.V, "P": st.P}
+        self.T = {"R": st.R, "I": st.I, "V": st.V, "P": st.P, "S0": st.S(0)}
         self.name_of_type = {v: k for k, v in self.T.items()}
         if not dist.is_initialized():
             dist.init_process_group(backend="fake", rank=0, world_size=8,
@@ -208,8 +229,8 @@ class Reference:
             return "assert"
         if isinstance(e, NotImplementedError):
             return "notimpl"
-        if isinstance(e, RuntimeError):
-            return "runtime"
+        if isinstance(e, (RuntimeError, IndexError)):
+            return "runtime"  # torch's own errors (c10::Error in C++)
         return type(e).__name__
 
     def tstr(self, x):
@@ -244,6 +265,10 @@ class Reference:
             return torch.flip(args[0], [0])
         if op.endswith("_scalar"):
             return getattr(torch, op[:-7])(args[0], s["scalar"])
+        if op.endswith("_typed"):
+            scalar = self.st.Scalar(s["scalar"], {
+                self.axis[a]: self.T[t] for a, t in s["scalar_type"].items()})
+            return getattr(torch, op[:-6])(args[0], scalar)
         if op == "add_":
             return args[0].add_(args[1])
         if op == "mul_":
@@ -256,6 +281,8 @@ class Reference:
         pg = self.pg[s["axis"]]
         src, dst = self.T[s["src"]], self.T[s["dst"]]
         x = args[0]
+        if op == "invariant_to_replicate":
+            return st.invariant_to_replicate(x, pg)
         if op == "all_gather":
             return st.all_gather(x, pg, src=src, dst=dst, gather_dim=0)
         if op == "reduce_scatter":
@@ -270,7 +297,7 @@ class Reference:
         typecheck() (the baseline of the timing)."""
         vals, types = [], []
         axes = {a: self.axis[a] for a in prog["axes"]}
-        verdict, at = "ok", -1
+        verdict, at, message = "ok", -1, ""
         mode = self.typecheck(
             strict_mode="strict" if prog["strict"] else "permissive"
         ) if checking else contextlib.nullcontext()
@@ -281,22 +308,23 @@ class Reference:
                         v = self.step(s, vals)
                     except Exception as e:  # the verdict
                         verdict, at = self.kind(e), i
+                        message = str(e).split("\n")[0]
                         break
                     vals.append(v)
                     types.append(self.tstr(v))
         return {"id": prog["id"], "verdict": verdict, "step": at,
-                "types": types}
+                "types": types, "message": message}
 
     def run_all(self, doc, repeat=1):
         results = [self.run_program(p) for p in doc["programs"]]
         ops = sum(len(r["types"]) for r in results)
         secs = {}
         for on in (True, False):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for _ in range(repeat - 1):
                 for p in doc["programs"]:
                     self.run_program(p, checking=on)
-            secs[on] = time.perf_counter() - t0
+            secs[on] = time.process_time() - t0
         return {"results": results,
                 "timing": {"repeat": repeat - 1, "seconds": secs[True],
                            "seconds_off": secs[False], "ops": ops}}
@@ -328,7 +356,12 @@ def describe(prog, ref, ours):
             if s["op"] != "input":
                 cause["inputs"] = [ref["types"][j] if j < len(ref["types"])
                                    else "?" for j in s.get("args", [])]
+            if "scalar_type" in s:
+                cause["inputs"].append(type_str(s["scalar_type"]))
             cause["strict"] = prog["strict"]
+            for side, r in (("ref", ref), ("ours", ours)):
+                if r["step"] == i:
+                    cause[side + "_message"] = r["message"][:200]
             return i, cause
     return None, None
 
@@ -399,7 +432,7 @@ def compare(doc, ref, ours, known):
     for r in ref["results"]:
         o = ours_by[r["id"]]
         steps += len(r["types"])
-        if r == o:
+        if all(r[k] == o[k] for k in ("verdict", "step", "types")):
             agree += 1
             continue
         prog = progs[r["id"]]
@@ -422,7 +455,7 @@ def compare(doc, ref, ours, known):
             "examples": examples}
 
 
-def report(summary, ref_timing=None, our_timing=None):
+def report(summary):
     print("conformance: %d programs (%d typed steps), %d agree, %d disagree"
           % (summary["programs"], summary["steps"], summary["agree"],
              summary["programs"] - summary["agree"]))
@@ -433,25 +466,29 @@ def report(summary, ref_timing=None, our_timing=None):
         pid, step, cause = summary["examples"][name]
         print("  %5d  %s\n         e.g. program %d step %d: %s"
               % (n, name, pid, step, json.dumps(cause)))
-    if ref_timing and our_timing and ref_timing["repeat"] > 0:
-        def per_step(t, key):
-            return 1e6 * t[key] / (t["repeat"] * t["ops"])
-        ref_on, ref_off = (per_step(ref_timing, k)
-                           for k in ("seconds", "seconds_off"))
-        our_on, our_off = (per_step(our_timing, k)
-                           for k in ("seconds", "seconds_off"))
-        print("timing, same programs, %d runs each, per executed step "
-              "(op or input), microseconds:" % ref_timing["repeat"])
-        print("  %-10s %10s %10s %12s" % ("", "checker on", "off",
-                                          "added (on-off)"))
-        print("  %-10s %10.2f %10.2f %12.2f" % ("reference", ref_on, ref_off,
-                                                ref_on - ref_off))
-        print("  %-10s %10.2f %10.2f %12.2f" % ("ours", our_on, our_off,
-                                                our_on - our_off))
-        print("  overhead ratio reference/ours: %.0fx added per step, %.0fx "
-              "total per step with the checker on"
-              % ((ref_on - ref_off) / max(our_on - our_off, 1e-3),
-                 ref_on / our_on))
+
+
+def report_timing(ref_timing, our_timing):
+    """Per-step CPU time of both sides, checker on and off."""
+    def per_step(t, key):
+        return 1e6 * t[key] / (t["repeat"] * t["ops"])
+    ref_on, ref_off = (per_step(ref_timing, k)
+                       for k in ("seconds", "seconds_off"))
+    our_on, our_off = (per_step(our_timing, k)
+                       for k in ("seconds", "seconds_off"))
+    print("timing, same programs, %d runs each, CPU time per executed "
+          "step (op, collective or input), microseconds:"
+          % ref_timing["repeat"])
+    print("  %-10s %10s %10s %12s" % ("", "checker on", "off",
+                                      "added (on-off)"))
+    print("  %-10s %10.2f %10.2f %12.2f" % ("reference", ref_on, ref_off,
+                                            ref_on - ref_off))
+    print("  %-10s %10.2f %10.2f %12.2f" % ("ours", our_on, our_off,
+                                            our_on - our_off))
+    print("  overhead ratio reference/ours: %.0fx added per step, %.0fx "
+          "total per step with the checker on"
+          % ((ref_on - ref_off) / max(our_on - our_off, 1e-3),
+             ref_on / our_on))
 
 
 def main():
@@ -503,17 +540,23 @@ def main():
         return 1 if s["undocumented"] else 0
 
     os.makedirs(a.work, exist_ok=True)
-    progs = os.path.join(a.work, "programs.json")
-    ours_path = os.path.join(a.work, "ours.json")
+
+    def drive(doc, name, runs):
+        path = os.path.join(a.work, name + ".json")
+        out = os.path.join(a.work, name + ".ours.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = subprocess.run([a.driver, path, out, str(runs)],
+                           capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            raise SystemExit("driver failed (%d):\n%s%s"
+                             % (p.returncode, p.stdout, p.stderr))
+        with open(out) as f:
+            return json.load(f)
+
     t0 = time.time()
     doc = generate(a.seed, a.count)
-    with open(progs, "w") as f:
-        json.dump(doc, f)
-    p = subprocess.run([a.driver, progs, ours_path, str(a.time + 1)],
-                       capture_output=True, text=True, timeout=900)
-    if p.returncode != 0:
-        print("driver failed (%d):\n%s%s" % (p.returncode, p.stdout, p.stderr))
-        return 1
+    ours = drive(doc, "programs", 1)
     t1 = time.time()
     try:
         ref_runner = Reference()
@@ -521,16 +564,29 @@ def main():
         print("cannot import the reference (%s): run with the project's venv "
               "python (scripts/install-deps.sh installs spmd_types)" % e)
         return 1
-    ref = ref_runner.run_all(doc, a.time + 1)
+    ref = ref_runner.run_all(doc)
     t2 = time.time()
-    with open(os.path.join(a.work, "ref.json"), "w") as f:
+    with open(os.path.join(a.work, "programs.ref.json"), "w") as f:
         json.dump(ref, f)
-    with open(ours_path) as f:
-        ours = json.load(f)
-    s = compare(doc, ref, ours, load_known(a.known))
-    report(s, ref["timing"], ours["timing"])
+    known = load_known(a.known)
+    s = compare(doc, ref, ours, known)
+    report(s)
+    unseen = [k["cause"] for k in known if k["cause"] not in s["by_cause"]]
+    if unseen:
+        print("  (known causes not met by these programs: %d)" % len(unseen))
     print("wall: ours %.1f s, reference %.1f s (incl. imports)" % (t1 - t0,
                                                                     t2 - t1))
+    if a.time:
+        # Time only the programs both sides run to the end, so that the
+        # checker-off runs execute the same steps as the checker-on runs.
+        ok = {r["id"] for r in ref["results"] if r["verdict"] == "ok"} & {
+            r["id"] for r in ours["results"] if r["verdict"] == "ok"}
+        sub = dict(doc, programs=[p for p in doc["programs"] if p["id"] in ok])
+        our_t = drive(sub, "timed", a.time + 1)["timing"]
+        ref_t = ref_runner.run_all(sub, a.time + 1)["timing"]
+        print("timed: the %d programs (%d steps) that both run to the end"
+              % (len(sub["programs"]), ref_t["ops"]))
+        report_timing(ref_t, our_t)
     if s["undocumented"]:
         print("FAILED: disagreements not listed in known.json (fix the "
               "checker, or document the cause in docs/type-system.md and "

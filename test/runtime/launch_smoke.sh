@@ -1,16 +1,17 @@
 #!/bin/sh
 # Runs launch_smoke as N real processes under a launcher environment:
 #   launch_smoke.sh torchrun|mpirun|srun BINARY N
-# "torchrun" uses the real torchrun; "mpirun" and "srun" set the variables
-# those launchers export (OMPI_COMM_WORLD_*, SLURM_*) for each process.
+# "torchrun" uses the real torchrun ($TORCHRUN, else the one on PATH);
+# "mpirun" and "srun" set the variables those launchers export
+# (OMPI_COMM_WORLD_*, SLURM_*) for each process.
 set -eu
 launcher=$1 bin=$2 n=$3
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export MASTER_ADDR=127.0.0.1 MASTER_PORT=$port SPMD_TIMEOUT_MS=60000
 case $launcher in
   torchrun)
-    # Debian's torchrun (1.13, Python 3.11) needs --redirects/--tee to start.
-    exec torchrun --no_python --nproc_per_node "$n" --master_addr 127.0.0.1 \
+    # --redirects/--tee: each rank's output is also kept in torchrun's log dir.
+    exec "${TORCHRUN:-torchrun}" --no_python --nproc_per_node "$n" --master_addr 127.0.0.1 \
       --master_port "$port" --redirects 1 --tee 1 "$bin" ;;
   mpirun|srun)
     pids=""

@@ -310,6 +310,12 @@ runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
   std::shared_ptr<CompilerInvocation> CI = createInvocation(Argv, CIOpts);
   if (!CI || CI->getFrontendOpts().Inputs.size() != 1)
     return std::nullopt;
+  // The driver asks cc1 to leak the AST, Sema and the preprocessor at the
+  // end (-disable-free: a compiler process exits anyway). A long-lived
+  // process must free them, or every re-check leaks a whole parse (and
+  // every preamble build all of its headers' AST), as ToolInvocation and
+  // clangd also ensure.
+  CI->getFrontendOpts().DisableFree = false;
   // Instantiate the preamble's templates once, in the preamble, rather than
   // at the end of every re-check (benign: the main parse ignores it).
   CI->getLangOpts().PCHInstantiateTemplates = true;

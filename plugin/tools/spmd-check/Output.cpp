@@ -3,6 +3,7 @@
 #include "Output.h"
 
 #include "../common/Rules.h"
+#include "../common/Uri.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
@@ -49,18 +50,6 @@ Value jsonDiag(const Diag &D) {
     O["notes"] = std::move(Notes);
   }
   return O;
-}
-
-/// file:// URI of an absolute path, percent-encoding what RFC 3986 reserves.
-std::string fileUri(llvm::StringRef Path) {
-  std::string Uri = "file://";
-  for (char C : Path) {
-    if (llvm::isAlnum(C) || llvm::StringRef("/-._~").contains(C))
-      Uri += C;
-    else
-      Uri += "%" + llvm::utohexstr(static_cast<unsigned char>(C), false, 2);
-  }
-  return Uri;
 }
 
 /// The artifactLocation of \p File: relative to the source root when inside.

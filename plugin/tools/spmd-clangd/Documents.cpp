@@ -86,32 +86,4 @@ bool applyContentChange(std::string &Text, const llvm::json::Object &Change,
   return true;
 }
 
-std::optional<std::string> uriToPath(llvm::StringRef Uri) {
-  if (!Uri.consume_front("file://"))
-    return std::nullopt;
-  std::string Path;
-  for (size_t I = 0; I < Uri.size(); ++I) {
-    unsigned Byte;
-    if (Uri[I] == '%' && I + 2 < Uri.size() &&
-        !Uri.substr(I + 1, 2).getAsInteger(16, Byte)) {
-      Path += static_cast<char>(Byte);
-      I += 2;
-    } else {
-      Path += Uri[I];
-    }
-  }
-  return Path;
-}
-
-std::string pathToUri(llvm::StringRef Path) {
-  std::string Uri = "file://";
-  for (char C : Path) {
-    if (llvm::isAlnum(C) || llvm::StringRef("/-._~").contains(C))
-      Uri += C;
-    else
-      Uri += "%" + llvm::utohexstr(static_cast<unsigned char>(C), false, 2);
-  }
-  return Uri;
-}
-
 } // namespace spmd::tools

@@ -2,7 +2,7 @@
 //
 // The text of each open document as the editor sees it (didOpen, then
 // didChange edits applied in order), LSP positions in the negotiated
-// encoding, and file URIs.
+// encoding. (File URIs: ../common/Uri.h.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,12 +40,6 @@ int64_t characterOf(const Position &P, OffsetEncoding Enc);
 /// malformed event.
 bool applyContentChange(std::string &Text, const llvm::json::Object &Change,
                         OffsetEncoding Enc, std::string &Err);
-
-/// The path of a file:// URI (percent-decoded), or std::nullopt for another
-/// scheme.
-std::optional<std::string> uriToPath(llvm::StringRef Uri);
-/// The file:// URI of an absolute path.
-std::string pathToUri(llvm::StringRef Path);
 
 } // namespace spmd::tools
 

@@ -12,22 +12,26 @@
 // quick-fix code actions for fix-its.
 //
 // Threads: the main thread reads the editor, one thread reads clangd, one
-// worker runs analyses. Neither reader ever waits for an analysis; a result
-// is shown only if the document still has the version it was computed for;
-// a crash in the analysis is caught (CrashRecoveryContext) and logged.
+// worker runs analyses. Neither reader ever waits for an analysis; an edit
+// cancels the analysis in flight (only the latest version is analysed); a
+// result is shown only if the document still has the version it was
+// computed for; a crash in the analysis is caught (CrashRecoveryContext) and
+// logged. Messages that would stop clangd are answered here; the editor's
+// "exit" never waits for clangd more than a moment.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../common/Analysis.h"
+#include "../common/CompileCommands.h"
 #include "../common/Diagnostics.h"
 #include "../common/Rules.h"
+#include "../common/Uri.h"
 #include "Documents.h"
 #include "Transport.h"
 
 #include "spmd/plugin/Options.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
-#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -107,68 +111,6 @@ struct ProxyOptions {
   std::string CrashMarker;
 };
 
-/// Finds a file's compile command the way clangd does: the nearest
-/// compile_commands.json in the file's directory, a parent, or their build/
-/// subdirectory (or the one given by --compile-commands-dir), with commands
-/// inferred for files it does not list; a plain C++17 command otherwise.
-class CommandLookup {
-public:
-  explicit CommandLookup(std::string FixedDir)
-      : FixedDir(std::move(FixedDir)) {}
-
-  CompileCommand get(llvm::StringRef Path) {
-    if (CompilationDatabase *DB = find(Path)) {
-      std::vector<CompileCommand> Commands = DB->getCompileCommands(Path);
-      if (!Commands.empty())
-        return Commands.front();
-    }
-    llvm::StringRef Dir = llvm::sys::path::parent_path(Path);
-    return CompileCommand(Dir, Path, {"clang++", "-std=c++17", Path.str()}, "");
-  }
-
-private:
-  CompilationDatabase *find(llvm::StringRef Path) {
-    std::lock_guard<std::mutex> Lock(Mutex);
-    if (!FixedDir.empty())
-      return load(FixedDir);
-    for (llvm::StringRef Dir = llvm::sys::path::parent_path(Path); !Dir.empty();
-         Dir = llvm::sys::path::parent_path(Dir)) {
-      if (CompilationDatabase *DB = load(Dir))
-        return DB;
-      llvm::SmallString<256> Build(Dir);
-      llvm::sys::path::append(Build, "build");
-      if (CompilationDatabase *DB = load(Build))
-        return DB;
-    }
-    return nullptr;
-  }
-
-  CompilationDatabase *load(llvm::StringRef Dir) {
-    auto It = ByDir.find(Dir);
-    if (It != ByDir.end())
-      return It->second.get();
-    llvm::SmallString<256> File(Dir);
-    llvm::sys::path::append(File, "compile_commands.json");
-    std::unique_ptr<CompilationDatabase> DB;
-    if (llvm::sys::fs::exists(File)) {
-      std::string Err;
-      auto JSON = JSONCompilationDatabase::loadFromFile(
-          File, Err, JSONCommandLineSyntax::AutoDetect);
-      if (JSON) {
-        DB = inferMissingCompileCommands(std::move(JSON));
-        log("using " + File);
-      } else {
-        log("cannot read " + File + ": " + Err);
-      }
-    }
-    return (ByDir[Dir] = std::move(DB)).get();
-  }
-
-  std::string FixedDir;
-  std::mutex Mutex;
-  llvm::StringMap<std::unique_ptr<CompilationDatabase>> ByDir;
-};
-
 /// The SPMD part of a document's diagnostics.
 struct SpmdResult {
   int64_t Version = -1; ///< the document version analysed; -1: none yet
@@ -221,7 +163,9 @@ class Proxy {
 public:
   Proxy(ProxyOptions Opts, int ToServerFD, int FromServerFD)
       : Opts(std::move(Opts)), ToClient(STDOUT_FILENO), ToServer(ToServerFD),
-        FromServer(FromServerFD), Commands(this->Opts.CompileCommandsDir) {}
+        FromServer(FromServerFD),
+        Commands(this->Opts.CompileCommandsDir,
+                 [](const llvm::Twine &Message) { log(Message); }) {}
 
   /// Relays editor -> clangd until end of input or the exit notification.
   void clientLoop();
@@ -258,6 +202,9 @@ private:
   json::Value toLspRange(const Position &Begin, const Position &End,
                          llvm::StringRef Text) const;
   void logToClient(int Type, const llvm::Twine &Message);
+  /// Answers an invalid message from the editor with "invalid request"
+  /// (id null) instead of relaying it.
+  void rejectClientMessage(const llvm::Twine &What);
 
   ProxyOptions Opts;
   std::atomic<bool> ClientFinished{false};
@@ -364,7 +311,7 @@ void Proxy::observeClientMessage(json::Object &Message) {
       return;
     Document &D = It->second;
     for (const json::Value &C : *Changes) {
-      std::string Err;
+      std::string Err = "a content change that is not an object";
       if (!C.getAsObject() ||
           !applyContentChange(D.Text, *C.getAsObject(), Encoding, Err))
         log("ignoring a bad change of " + *Uri + ": " + Err);
@@ -487,6 +434,18 @@ std::optional<json::Object> Proxy::rewriteServerMessage(json::Object &Message) {
 /// messages nest a dozen levels; llvm::json::parse recurses per level).
 constexpr unsigned MaxJsonDepth = 1000;
 
+void Proxy::rejectClientMessage(const llvm::Twine &What) {
+  logToClient(2, "dropped " + What + " from the editor");
+  // JSON-RPC's answer to an invalid request whose id cannot be known.
+  json::Object Error{{"code", -32600},
+                     {"message", ("invalid request: " + What).str()}};
+  ToClient.write(llvm::formatv("{0}", json::Value(json::Object{
+                                          {"jsonrpc", "2.0"},
+                                          {"id", nullptr},
+                                          {"error", std::move(Error)}}))
+                     .str());
+}
+
 void Proxy::clientLoop() {
   MessageReader FromClient(STDIN_FILENO);
   std::string Body, Err;
@@ -502,12 +461,21 @@ void Proxy::clientLoop() {
     }
     bool Exit = false;
     if (jsonNestsDeeperThan(Body, MaxJsonDepth)) {
-      log("editor sent a message nested more than " +
-          llvm::Twine(MaxJsonDepth) + " levels deep (relayed unread)");
+      // No LSP message nests so deep; parsing it would exhaust the stack
+      // (ours, and clangd's at a few tens of thousands of levels).
+      rejectClientMessage("a message nested more than " +
+                          llvm::Twine(MaxJsonDepth) + " levels deep");
+      continue;
     } else if (llvm::Expected<json::Value> V = json::parse(Body); !V) {
       log("editor sent a message that is not JSON (relayed as is): " +
           llvm::toString(V.takeError()));
-    } else if (json::Object *O = V->getAsObject()) {
+    } else if (json::Object *O = V->getAsObject();
+               !O || O->getString("jsonrpc") != llvm::StringRef("2.0")) {
+      // clangd stops on such a message (a batch array, a number, an object
+      // without "jsonrpc": "2.0").
+      rejectClientMessage("a message that is not a JSON-RPC 2.0 object");
+      continue;
+    } else {
       // Observe before relaying, so that a quick answer from clangd (e.g.
       // to codeAction) finds its request recorded.
       observeClientMessage(*O);
@@ -628,7 +596,7 @@ SpmdResult Proxy::analyse(
         if (Path == File)
           FileText = Text;
     return json::Object{
-        {"uri", Main ? Uri.str() : pathToUri(File)},
+        {"uri", Main ? Uri.str() : fileUri(File)},
         {"range", toLspRange(Begin, End, Main ? Snapshot.Text : FileText)}};
   };
   auto RangeAt = [](const Diag &D) {
@@ -677,7 +645,7 @@ SpmdResult Proxy::analyse(
       std::map<std::string, json::Array> Edits;
       for (const FixIt &F : Fixes) {
         bool Main = F.File == Snapshot.Path;
-        Edits[Main ? Uri.str() : pathToUri(F.File)].push_back(json::Object{
+        Edits[Main ? Uri.str() : fileUri(F.File)].push_back(json::Object{
             {"range", toLspRange(F.Where.Begin, F.Where.End, Snapshot.Text)},
             {"newText", F.Replacement}});
       }

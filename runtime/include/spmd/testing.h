@@ -113,8 +113,15 @@ class Recorder {
   explicit Recorder(int steps) : steps_(steps) {}
   virtual ~Recorder() = default;
 
-  /// The step loop (see StepRange).
+  /// The step loop (see StepRange): `for (int step : rank.steps())`.
   StepRange steps() { return StepRange(&step_, steps_); }
+  /// The same loop without a variable: `while (rank.next_step())` advances
+  /// to the next step and returns false after the last one.
+  bool next_step() {
+    if (step_ >= steps_) return false;
+    ++step_;
+    return true;
+  }
   /// The current step: 0 before steps(), then 1..steps (the last one after
   /// the loop, so final parameters recorded after the loop belong to it).
   int step() const { return step_; }
@@ -311,8 +318,8 @@ struct EquivalenceOptions {
   Tolerance tolerance;
   /// Tolerances of particular quantities, by name.
   std::map<std::string, Tolerance> tolerances;
-  /// How the parallel program runs (mode must be Values; steps is taken from
-  /// `steps` above).
+  /// How the parallel program runs (`steps` is taken from above). With
+  /// Mode::Fake only the shapes are compared (the records are meta tensors).
   SimulateOptions simulate;
 };
 
@@ -323,8 +330,10 @@ struct QuantityDiff {
   std::string type;          ///< the parallel program's type, printed
   double max_abs_diff = 0;   ///< max |parallel - single| (inf: not compared)
   double reference_max = 0;  ///< max |single|
-  /// Largest disagreement between ranks that must agree (R, I axes).
+  /// Largest disagreement between ranks that must agree (R, I axes), and
+  /// the axis, when it exceeds the tolerance (else empty).
   double disagreement = 0;
+  std::string disagreement_axis;
   bool ok = false;
   /// Why it is not ok beyond the values: "missing in the parallel program",
   /// "shape [2, 8] != [4, 8]", "ranks disagree on axis tp (R/I) by 1.2e-02".
@@ -360,8 +369,8 @@ class EquivalenceReport {
   std::vector<QuantityDiff> rows_;
 };
 
-/// Runs `parallel` on every rank of `options.mesh` (simulate, Mode::Values)
-/// and `single` on this thread, both for `options.steps` steps, un-shards
+/// Runs `parallel` on every rank of `options.mesh` (simulate) and `single`
+/// on this thread, both for `options.steps` steps, un-shards
 /// every quantity the parallel program recorded by its type and compares it
 /// with the single program's value of the same name and step. Quantities
 /// recorded by only one side are mismatches. Returns the report (it does not

@@ -59,10 +59,12 @@ void compare(const Simulation& sim, const Recorded& single,
                (diff <= tol.atol + tol.rtol * b.abs()).all().item<bool>();
   const double agree_bound = tol.atol + tol.rtol * row.reference_max;
   bool agree = u.disagreement <= agree_bound;
-  if (!agree)
+  if (!agree) {
+    row.disagreement_axis = u.disagreement_axis;
     row.problem = "ranks of axis '" + u.disagreement_axis +
                   "' (R/I: must hold the same value) disagree by " +
                   fmt("%.3e", u.disagreement);
+  }
   row.ok = close && agree;
 }
 
@@ -105,6 +107,8 @@ std::string EquivalenceReport::table() const {
     const QuantityDiff* first_bad = nullptr;
     double reference_max = 0;
     int steps = 0;
+    const QuantityDiff* disagreement = nullptr;
+    int disagreeing_steps = 0;
     std::vector<std::string> problems;
   };
   std::vector<Line> lines;
@@ -124,8 +128,14 @@ std::string EquivalenceReport::table() const {
     if (!l.worst || !(r.max_abs_diff <= l.worst->max_abs_diff)) l.worst = &r;
     if (!r.ok && !l.first_bad) l.first_bad = &r;
     l.reference_max = std::max(l.reference_max, r.reference_max);
-    if (!r.problem.empty() && std::find(l.problems.begin(), l.problems.end(),
-                                        r.problem) == l.problems.end())
+    if (!r.disagreement_axis.empty()) {
+      // One line for disagreements: the largest, where it was, how often.
+      ++l.disagreeing_steps;
+      if (!l.disagreement || r.disagreement > l.disagreement->disagreement)
+        l.disagreement = &r;
+    } else if (!r.problem.empty() &&
+               std::find(l.problems.begin(), l.problems.end(), r.problem) ==
+                   l.problems.end())
       l.problems.push_back(r.problem);
   }
   size_t wn = 8, wt = 4;
@@ -142,7 +152,7 @@ std::string EquivalenceReport::table() const {
   char buf[512];
   std::snprintf(buf, sizeof buf, "  %-*s  %-*s  %-12s  %-7s  %-8s  %-10s  %s\n",
                 int(wn), "quantity", int(wt), "type", "max abs diff", "at step",
-                "", "first bad", "(single max |value|)");
+                "status", "first bad", "(single max |value|)");
   os << buf;
   for (const Line& l : lines) {
     const bool bad = l.first_bad != nullptr;
@@ -154,6 +164,14 @@ std::string EquivalenceReport::table() const {
                   bad ? ("step " + step_text(l.first_bad->step)).c_str() : "",
                   l.reference_max);
     os << buf;
+    if (l.disagreement) {
+      const QuantityDiff& d = *l.disagreement;
+      os << "      ranks of axis '" << d.disagreement_axis
+         << "' (R/I: must hold the same value) disagree by up to "
+         << fmt("%.3e", d.disagreement) << " (step " << step_text(d.step)
+         << "; at " << l.disagreeing_steps << " of " << l.steps
+         << (l.steps == 1 ? " step)" : " steps)") << "\n";
+    }
     for (const std::string& p : l.problems) os << "      " << p << "\n";
   }
   auto bad = mismatches();

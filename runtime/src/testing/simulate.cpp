@@ -20,6 +20,8 @@
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
+#include "internal.h"
+
 namespace spmd::testing {
 namespace {
 
@@ -504,8 +506,11 @@ Simulation simulate(const std::vector<MeshDim>& shape,
                     const SimulateOptions& options) {
   validate(shape, options);
   if (!program) throw std::invalid_argument("simulate: the program is empty");
-  return options.mode == Mode::Fake ? simulate_fake(shape, program, options)
-                                    : simulate_values(shape, program, options);
+  if (options.mode == Mode::Fake) {
+    detail::register_meta_collectives();
+    return simulate_fake(shape, program, options);
+  }
+  return simulate_values(shape, program, options);
 }
 
 }  // namespace spmd::testing

@@ -34,14 +34,22 @@ using torch::Tensor;
 SPMD_AXIS(dp);  // data parallel: batch split, weights replicated
 SPMD_AXIS(tp);  // tensor parallel: weights split
 
+// Marks an accessor that returns the number of ranks of an axis, so that
+// size-1 bypass guards (`if (args.tp_size() == 1) return x;`) type-check.
+#if defined(SPMD_CHECK_PLUGIN_LOADED)
+#define ENGINE_AXIS_SIZE(axis) [[spmd::axis_size(axis)]]
+#else
+#define ENGINE_AXIS_SIZE(axis)
+#endif
+
 /// Sizes of the process groups of this rank (an engine's ParallelArgs).
 class ParallelArgs {
  public:
   ParallelArgs(int64_t rank, int64_t tp_size, int64_t dp_size)
       : rank_(rank), tp_size_(tp_size), dp_size_(dp_size) {}
   int64_t tp_rank() const { return rank_ % tp_size_; }
-  int64_t tp_size() const { return tp_size_; }
-  int64_t dp_size() const { return dp_size_; }
+  ENGINE_AXIS_SIZE(tp) int64_t tp_size() const { return tp_size_; }
+  ENGINE_AXIS_SIZE(dp) int64_t dp_size() const { return dp_size_; }
 
  private:
   int64_t rank_;
@@ -233,19 +241,24 @@ Tensor sync_sp_norm_grad(SPMD_TYPE(dp = P, tp = P) const Tensor& grad);
 /// One layer's KV cache of the local heads: [local_kv_heads, cached,
 /// head_dim], grown at every decoding step.
 struct KVCache {
-  Tensor keys;
-  Tensor values;
+  SPMD_TYPE(dp = V, tp = S(0)) Tensor keys;
+  SPMD_TYPE(dp = V, tp = S(0)) Tensor values;
   /// Appends this step's keys and values; returns the whole cache.
-  std::tuple<Tensor, Tensor> append(const Tensor& k, const Tensor& v);
+  SPMD_TYPE(dp = V, tp = S(0))
+  std::tuple<Tensor, Tensor> append(SPMD_TYPE(dp = V, tp = S(0))
+                                        const Tensor& k,
+                                    SPMD_TYPE(dp = V, tp = S(0))
+                                        const Tensor& v);
 };
 
 /// One decoding step of attention over the cache, per local head (heads on
 /// dim 0); `alibi_bias` holds the local heads' position biases.
 SPMD_TYPE(dp = V, tp = S(0))
-Tensor decode_attention(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& q,
-                        SPMD_TYPE(dp = V, tp = S(0)) const Tensor& k_new,
-                        SPMD_TYPE(dp = V, tp = S(0)) const Tensor& v_new,
-                        KVCache& cache, std::optional<Tensor> alibi_bias);
+Tensor decode_attention(
+    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& q,
+    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& k_new,
+    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& v_new, KVCache& cache,
+    SPMD_TYPE(dp = V, tp = S(0)) std::optional<Tensor> alibi_bias);
 
 /// Self-attention with heads split on tp.
 class AttentionImpl : public torch::nn::Module {

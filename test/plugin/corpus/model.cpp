@@ -11,8 +11,10 @@ namespace engine {
 namespace {
 
 /// Splits the fused projection into q, k and v (the local heads).
-std::tuple<Tensor, Tensor, Tensor> split_qkv(const Tensor& qkv, int64_t q_size,
-                                             int64_t kv_size) {
+SPMD_TYPE(dp = V, tp = S(-1))
+std::tuple<Tensor, Tensor, Tensor> split_qkv(SPMD_TYPE(dp = V, tp = S(-1))
+                                                 const Tensor& qkv,
+                                             int64_t q_size, int64_t kv_size) {
   auto q = qkv.narrow(-1, 0, q_size);
   auto k = qkv.narrow(-1, q_size, kv_size);
   auto v = qkv.narrow(-1, q_size + kv_size, kv_size);
@@ -21,17 +23,22 @@ std::tuple<Tensor, Tensor, Tensor> split_qkv(const Tensor& qkv, int64_t q_size,
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> KVCache::append(const Tensor& k, const Tensor& v) {
+SPMD_TYPE(dp = V, tp = S(0))
+std::tuple<Tensor, Tensor> KVCache::append(SPMD_TYPE(dp = V, tp = S(0))
+                                               const Tensor& k,
+                                           SPMD_TYPE(dp = V, tp = S(0))
+                                               const Tensor& v) {
   keys = torch::cat({keys, k}, /*dim=*/1);
   values = torch::cat({values, v}, /*dim=*/1);
   return {keys, values};
 }
 
 SPMD_TYPE(dp = V, tp = S(0))
-Tensor decode_attention(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& q,
-                        SPMD_TYPE(dp = V, tp = S(0)) const Tensor& k_new,
-                        SPMD_TYPE(dp = V, tp = S(0)) const Tensor& v_new,
-                        KVCache& cache, std::optional<Tensor> alibi_bias) {
+Tensor decode_attention(
+    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& q,
+    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& k_new,
+    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& v_new, KVCache& cache,
+    SPMD_TYPE(dp = V, tp = S(0)) std::optional<Tensor> alibi_bias) {
   Tensor k, v;
   std::tie(k, v) = cache.append(k_new, v_new);
   auto scores = torch::matmul(q, k.transpose(-2, -1));

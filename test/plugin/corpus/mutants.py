@@ -34,13 +34,13 @@ MUTANTS = [
   return reduced;""",
          desc="row-parallel bias passed to linear, i.e. added on every rank "
               "before the all_reduce (counted tp times)",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="bias_before_reduce_add", file="train.cpp",
          original="""  auto y = torch::matmul(act, w_down.t());""",
          replacement="""  auto y = torch::matmul(act, w_down.t()) + b_down;""",
          desc="bias added to the row-parallel partial product before the "
               "reduce (and again after it)",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="gelu_on_partial", file="train.cpp",
          original="""  auto y_partial = spmd::reinterpret(y, tp, V, P);""",
          replacement="""  auto y_partial = torch::gelu(spmd::reinterpret(y, tp, V, P));""",
@@ -98,7 +98,7 @@ MUTANTS = [
          replacement="""  return down_proj_(x);""",
          desc="the duplicated MLP input given to the row-parallel "
               "down_proj, called through its module holder",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="full_input_row_parallel_arrow", file="model.cpp",
          original="""  return o_proj_->forward(context);""",
          replacement="""  return o_proj_->forward(x);""",
@@ -146,7 +146,7 @@ MUTANTS = [
          at="""  return sum_exp.log() - target_logit;""",
          desc="vocab-parallel cross-entropy uses the local target logit "
               "(zero on every rank but its owner)",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="missing_dp_reduce", file="train.cpp",
          original="""  auto d_o = spmd::all_reduce(g_o, dp, P, R);""",
          replacement="""  auto d_o = g_o;""",
@@ -176,7 +176,7 @@ MUTANTS = [
          at="""  auto h = at::layer_norm(x, {x.size(-1)}, norm_w, norm_b, 1e-5);""",
          desc="LayerNorm weight I under sequence parallelism (its gradient "
               "is never summed over tp)",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="sp_reduce_instead_of_scatter", file="train.cpp",
          original="""  auto out = spmd::reduce_scatter(y, tp, P, S(0));""",
          replacement="""  auto out = spmd::all_reduce(y, tp, P, I);""",
@@ -241,10 +241,6 @@ MUTANTS = [
 
 EXPECTED_FALSE_ALARMS = [
     # (file, text of the line, kind)
-    # size-1 bypass guards: on a one-rank axis every type coincides
-    ("parallel_regions.cpp", "return x;", "return"),
-    ("parallel_regions.cpp", "if (args.tp_size() == 1) return x;", "return"),
-    ("embedding.cpp", "return torch::embedding(weight_, tokens);", "return"),
     # layout flags (gather_output_, input_is_parallel_, reduce_results_
     # together with a size-1 guard)
     ("linear.cpp", "return output;", "path-conflict"),
@@ -293,11 +289,8 @@ IDIOMS = [
 ]
 
 EXPECTED_UNKNOWNS = {
-    HOLDER: 4,
-    REGISTER: 7,
-    TUPLE: 14,
-    OPTIONAL: 1,
-    CHUNK: 17,
-    BINDING: 4,
-    OVERRIDE: 2,
+    # Baseline (before the plugin followed these idioms, and before the
+    # corpus used [[spmd::axis_size]] and annotated its tuple-returning
+    # helpers): holder 4, register 7, tuple 14, optional 1, chunk 17,
+    # binding 4, override 2 (49 in all).
 }

@@ -48,8 +48,7 @@ spmd::testing::RankProgram parallel(const Model& m, Bug bug = Bug::None) {
     at::Tensor target = rank.local(m.target, {dp = S(0), tp = I});
     at::Tensor w1 = rank.local(m.w1, {dp = R, tp = S(0)}).requires_grad_();
     at::Tensor w2 = rank.local(m.w2, {dp = R, tp = S(1)}).requires_grad_();
-    for (int step : rank.steps()) {
-      (void)step;
+    while (rank.next_step()) {
       w1.mutable_grad() = at::Tensor();
       w2.mutable_grad() = at::Tensor();
       at::Tensor h = at::gelu(at::matmul(spmd::convert(x, tp, I, R), w1.t()));
@@ -88,8 +87,7 @@ spmd::testing::SingleProgram single(const Model& m) {
   return [&m](Single& s) {
     at::Tensor w1 = m.w1.clone().requires_grad_();
     at::Tensor w2 = m.w2.clone().requires_grad_();
-    for (int step : s.steps()) {
-      (void)step;
+    while (s.next_step()) {
       w1.mutable_grad() = at::Tensor();
       w2.mutable_grad() = at::Tensor();
       at::Tensor out = at::matmul(at::gelu(at::matmul(m.x, w1.t())), w2.t());

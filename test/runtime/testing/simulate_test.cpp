@@ -146,6 +146,26 @@ TEST(Simulate, StepsFileRecordsUnderTheirStep) {
   EXPECT_TRUE(at::equal(sim.global("w"), at::full({2}, 7.0)));  // last
 }
 
+TEST(Simulate, NextStepLoopsWithoutAVariable) {
+  SimulateOptions o = quick();
+  o.steps = 2;
+  auto sim = simulate(
+      {{tp, 2}},
+      [](Rank& rank) {
+        int n = 0;
+        while (rank.next_step()) {
+          ++n;
+          rank.record("step", at::full({1}, double(rank.step())), {tp = R});
+        }
+        EXPECT_EQ(n, 2);
+        EXPECT_EQ(rank.step(), 2);  // the last step after the loop
+        EXPECT_FALSE(rank.next_step());
+      },
+      o);
+  EXPECT_EQ(sim.steps_of("step"), (std::vector<int>{1, 2}));
+  EXPECT_TRUE(at::equal(sim.global("step", 2), at::full({1}, 2.0)));
+}
+
 TEST(Simulate, SixtyFourRanksOfASmallLayer) {
   at::Tensor x = at::randn({16, 8}, at::kDouble);
   at::Tensor w1 = at::randn({32, 8}, at::kDouble);

@@ -25,6 +25,10 @@ enum class ErrorKind {
   ShapeError,           ///< indivisible shard, wrong stack sizes
   NotImplemented,       ///< a documented but unsupported combination
   ParseError,           ///< bad text given to the type parser
+  RedistributeError,    ///< global mode: a collective on a non-innermost axis
+                        ///< of a multi-axis PartitionSpec entry (§12.4)
+  DTensorPropagationError,  ///< global mode: ambiguous reshape of a sharded
+                            ///< dim (§12.2)
 };
 
 /// Printable name of an ErrorKind ("SpmdTypeError", ...).

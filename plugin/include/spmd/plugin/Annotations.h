@@ -69,6 +69,7 @@ public:
   void setMesh(const clang::Decl *D, MeshAnnotation A);
   void setOpClass(const clang::Decl *D, core::OpClass C);
   void setUnchecked(const clang::Decl *D);
+  void setAxisSize(const clang::Decl *D, std::string Axis);
 
   /// The declared type of a variable, parameter or field (for a parameter,
   /// the annotation may sit on any redeclaration of its function).
@@ -81,10 +82,13 @@ public:
   const MeshAnnotation *meshOf(const clang::FunctionDecl *FD) const;
   std::optional<core::OpClass> opClassOf(const clang::FunctionDecl *FD) const;
   bool isUnchecked(const clang::FunctionDecl *FD) const;
+  /// The axis whose size \p FD returns ([[spmd::axis_size(axis)]]), or null.
+  const std::string *axisSizeOf(const clang::FunctionDecl *FD) const;
   /// Whether \p FD has any SPMD annotation (result, parameter, mesh, op).
   bool isAnnotatedFunction(const clang::FunctionDecl *FD) const;
   bool empty() const {
-    return Types.empty() && Meshes.empty() && Ops.empty() && Unchecked.empty();
+    return Types.empty() && Meshes.empty() && Ops.empty() &&
+           Unchecked.empty() && AxisSizes.empty();
   }
 
 private:
@@ -98,6 +102,7 @@ private:
   llvm::DenseMap<Key, MeshAnnotation> Meshes;
   llvm::DenseMap<Key, core::OpClass> Ops;
   llvm::DenseMap<Key, bool> Unchecked;
+  llvm::DenseMap<Key, std::string> AxisSizes;
 };
 
 /// Reads an spmd::Axis constant expression (`tp`, `ns::tp`) to its name;

@@ -1,0 +1,104 @@
+// spmd/core/global_collectives.h - collectives in global mode, local_axes and
+// typed local regions.
+//
+// Spec §12.4 (a collective on a global axis: the innermost-axis rule, a V
+// input backed by a spec entry, src = S(i) matching the input's spec, the
+// output spec updated; a collective axis spanning local and global axes is an
+// error), §12.5 (local_axes: an outer prefix of the mesh that keeps local
+// semantics) and §12.3 (local() / local_map: the body is typed locally, the
+// boundary with assert_type semantics).
+#ifndef SPMD_CORE_GLOBAL_COLLECTIVES_H
+#define SPMD_CORE_GLOBAL_COLLECTIVES_H
+
+#include <spmd/core/collectives.h>
+#include <spmd/core/sharding_propagation.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spmd::core {
+
+/// Type transfer of a collective in a session (spec §7.2 then §12.4).
+/// `axis` is the collective's axis; `resolved_axes` the tensor axes it acts
+/// on (spec §7.2 step 1: [axis] or the sub-axes it flattens; empty = not
+/// resolved). `shape` is the input's local shape (the rank resolves S(i) and
+/// places the output shard). In global mode, for the global axes: the axis
+/// must be innermost in its spec entry (RedistributeError); a V input must be
+/// backed by a spec entry; src S(i) must equal the input's shard ("expected
+/// input shard S(i) on axis A, got S(k)"); with ctx.shard_is_not_partial, a
+/// sharded input is not accepted where src is P (a shard is not a pending
+/// sum) unless `call.expert_mode`. The output spec drops the axis and, for
+/// dst S(d), appends it as the innermost axis of dim d.
+/// Errors: those of transfer(), SpmdTypeError, RedistributeError.
+Result<GlobalType> transfer_global(
+    const CollectiveCall& call, const std::optional<GlobalType>& input,
+    std::string_view axis, const std::vector<std::string>& resolved_axes,
+    const Shape& shape, const GlobalContext& ctx = {},
+    bool axis_is_singleton = false);
+
+/// local_axes of set_current_mesh (spec §12.5): every name must be a mesh axis
+/// (InvalidArgument "not present in this mesh"), none twice ("duplicate"),
+/// and they must be an outer prefix of the mesh, outer to inner ("must come
+/// before all global axes").
+Status check_local_axes(const std::vector<std::string>& mesh_axes,
+                        const std::vector<std::string>& local_axes);
+
+/// Whether `axis` is checked globally under `ctx`; with local axes set, an
+/// axis outside the current mesh has no policy (SpmdTypeError "not in the
+/// current mesh").
+Result<bool> axis_is_global(const GlobalContext& ctx, std::string_view axis);
+
+/// A context for the body of local() / local_map (spec §12.3): the same
+/// session in local mode.
+GlobalContext local_region(const GlobalContext& ctx);
+
+/// One leaf of local_map's in_types / out_types (spec §12.3).
+struct BoundaryType {
+  enum class Kind {
+    Types,      ///< a map (S(i) allowed), optionally with a PartitionSpec
+    Spec,       ///< a bare PartitionSpec (V inferred for its axes)
+    NonTensor,  ///< None: the leaf must not be a tensor
+    Infer,      ///< the Infer sentinel (only valid as the whole in_types)
+  };
+  Kind kind = Kind::Types;
+  std::vector<std::pair<std::string, PerAxisType>> entries;
+  std::optional<PartitionSpec> spec;
+};
+
+/// A value crossing the boundary: a tensor with its type (nullopt = untyped)
+/// and shape, or a non-tensor.
+struct BoundaryValue {
+  bool is_tensor = true;
+  std::optional<GlobalType> type;
+  Shape shape;
+};
+
+/// Checks and refines the inputs at a local_map entry, or stamps the outputs
+/// at its exit (both are assert_type, spec §12.3): leaf counts must match,
+/// a tensor must not meet NonTensor nor a non-tensor a type leaf, and Infer
+/// is an error at any leaf. `in_types_is_infer`: the whole in_types is Infer,
+/// so inputs pass unchecked. Returns the values' new types (nullopt for
+/// non-tensors). `what` is "input" or "output"; `fn` names the function.
+/// Errors: SpmdTypeError naming the leaf index, and assert_type's errors.
+Result<std::vector<std::optional<GlobalType>>> check_boundary(
+    const std::vector<BoundaryValue>& values,
+    const std::vector<BoundaryType>& types, std::string_view what,
+    std::string_view fn, bool in_types_is_infer = false);
+
+/// local_map's output side: the body ran in local mode, so its results carry
+/// no spec; each output is stamped with its out_types leaf (assert_type
+/// semantics). Same as check_boundary(values-without-specs, out_types,
+/// "output", fn).
+Result<std::vector<std::optional<GlobalType>>> stamp_outputs(
+    const std::vector<BoundaryValue>& body_results,
+    const std::vector<BoundaryType>& out_types, std::string_view fn);
+
+/// no_typecheck(in_types=..., out_types=...) without out_types is a
+/// UsageError (spec §12.3).
+Status check_no_typecheck_boundary(bool has_in_types, bool has_out_types);
+
+}  // namespace spmd::core
+
+#endif  // SPMD_CORE_GLOBAL_COLLECTIVES_H

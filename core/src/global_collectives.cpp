@@ -1,0 +1,378 @@
+// Collectives in global mode, local_axes and local_map boundaries (spec
+// §12.3-§12.5).
+#include <spmd/core/global_collectives.h>
+
+#include <algorithm>
+#include <set>
+
+namespace spmd::core {
+namespace {
+
+TypeError error(ErrorKind kind, std::string message, std::string axis = {},
+                std::string fix = {}) {
+  TypeError e;
+  e.kind = kind;
+  e.message = std::move(message);
+  e.axis = std::move(axis);
+  e.fix = std::move(fix);
+  return e;
+}
+
+std::string S_text(long d) { return "S(" + std::to_string(d) + ")"; }
+
+// How the collective changes the tensor's rank (spec §2.2: V stacks/unbinds
+// along a dim, S(i) keeps the rank): +1 gathers a new dim, -1 removes one.
+int rank_delta(const CollectiveCall& c) {
+  if (c.op == Collective::Reinterpret) return 0;  // data untouched
+  auto is_rep = [](PerAxisType t) {
+    return t.kind == TypeKind::Replicate || t.kind == TypeKind::Invariant;
+  };
+  bool src_v = c.src.kind == TypeKind::Varying;
+  bool dst_v = c.dst.kind == TypeKind::Varying;
+  if (src_v && is_rep(c.dst)) return +1;
+  if (dst_v && (is_rep(c.src) || c.src.kind == TypeKind::Partial)) return -1;
+  return 0;
+}
+
+long stack_dim(const CollectiveCall& c) {
+  if (c.op == Collective::AllGather && c.gather_dim) return *c.gather_dim;
+  if (c.op == Collective::ReduceScatter && c.scatter_dim) return *c.scatter_dim;
+  return 0;
+}
+
+}  // namespace
+
+Result<GlobalType> transfer_global(
+    const CollectiveCall& call, const std::optional<GlobalType>& input,
+    std::string_view axis, const std::vector<std::string>& resolved_axes,
+    const Shape& shape, const GlobalContext& ctx, bool axis_is_singleton) {
+  const std::string op = to_string(call.op);
+  std::vector<std::string> axes = resolved_axes;
+  if (axes.empty()) axes.push_back(std::string(axis));
+
+  // §12.4: a collective axis made of local and global axes has no policy.
+  if (ctx.global) {
+    std::vector<std::string> g, l;
+    for (const auto& a : axes) (ctx.is_global(a) ? g : l).push_back(a);
+    if (!g.empty() && !l.empty()) {
+      auto join = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& a : v) s += (s.empty() ? "" : ", ") + a;
+        return s;
+      };
+      return error(ErrorKind::SpmdTypeError,
+                   op + ": collective axis " + std::string(axis) +
+                       " spans mesh axes with mixed typechecking policies: "
+                       "local axes (" +
+                       join(l) + ") and global axes (" + join(g) + ")",
+                   std::string(axis),
+                   "pass a collective axis whose component axes are all "
+                   "local or all global");
+    }
+  }
+
+  // §7.2: the local transfer, axis by axis.
+  std::optional<TensorType> local_in;
+  if (input) local_in = input->local;
+  TensorType local_out = local_in.value_or(TensorType{});
+  if (resolved_axes.empty()) {
+    auto r =
+        transfer(call, local_in, axis, ctx.local.strict, axis_is_singleton);
+    if (!r) return r.error();
+    local_out = *r;
+  } else {
+    for (const auto& a : resolved_axes) {
+      auto r = transfer(call, local_out, a, ctx.local.strict, false);
+      if (!r) return r.error();
+      local_out = *r;
+    }
+  }
+  GlobalType out;
+  out.local = local_out;
+  if (!input) return out;
+  out.spec = input->spec;
+  out.unknown_shards = input->unknown_shards;
+  if (!ctx.global) {
+    // A local axis keeps local semantics; the spec of global axes is kept.
+    return out;
+  }
+  bool rank_known = shape.rank_known();
+  long in_rank = rank_known ? shape.rank() : -1;
+  int delta = rank_delta(call);
+  long out_rank = in_rank + delta;
+
+  for (const auto& a : axes) {
+    if (!ctx.is_global(a) || !input->local.has(a)) continue;
+    PerAxisType in_t = *input->local.get(a);
+    std::optional<long> in_shard;
+    if (input->spec) {
+      if (auto d = input->spec->dim_of(a)) {
+        const SpecEntry& entry = input->spec->entry(*d);
+        if (entry.back() != a) {
+          std::string group = "(";
+          for (std::size_t k = 0; k < entry.size(); ++k)
+            group += (k ? ", " : "") + entry[k];
+          group += ")";
+          return error(ErrorKind::RedistributeError,
+                       op + " on axis " + a +
+                           " is not allowed because it is not the innermost "
+                           "axis in its PartitionSpec group " +
+                           group + " (dim " + std::to_string(*d) +
+                           "); only the innermost axis (" + entry.back() +
+                           ") can be redistributed directly",
+                       a,
+                       "first move " + entry.back() +
+                           " off the dim (e.g. all_gather on " + entry.back() +
+                           "), or use local_map");
+        }
+        in_shard = *d;
+      }
+    }
+    bool unknown_shard = input->unknown_shards.count(a) != 0;
+    if (in_t.kind == TypeKind::Varying && !in_shard && !unknown_shard) {
+      return error(ErrorKind::SpmdTypeError,
+                   op + ": axis " + a +
+                       " is global but the input has V without a "
+                       "corresponding S(i) in its PartitionSpec",
+                   a, "use assert_type() to give the input an S(i) on " + a);
+    }
+    // src = S(i) must be the input's shard.
+    if (call.src.is_shard() && in_shard) {
+      std::optional<long> want;
+      if (rank_known) {
+        auto r = resolve_shard_dim(call.src, in_rank);
+        if (!r) {
+          TypeError e = r.error();
+          e.axis = a;
+          return e;
+        }
+        want = r->dim;
+      } else if (call.src.dim >= 0) {
+        want = call.src.dim;
+      }
+      if (want && *want != *in_shard) {
+        TypeError e =
+            error(ErrorKind::SpmdTypeError,
+                  op + ": expected input shard " + S_text(*want) + " on axis " +
+                      a + ", got " + S_text(*in_shard) + " (the input is " +
+                      input->spec->to_string() + ")",
+                  a,
+                  "use src=" + S_text(*in_shard) + " (" + op + " along dim " +
+                      std::to_string(*in_shard) +
+                      ", where the input is sharded), "
+                      "or move the shard first with all_to_all");
+        e.expected = S_text(*want);
+        e.actual = S_text(*in_shard);
+        return e;
+      }
+    }
+    // Issue #11: a known shard is not a pending sum.
+    bool wants_partial = (call.src.kind == TypeKind::Partial &&
+                          call.op != Collective::Reinterpret) ||
+                         (call.op == Collective::Reinterpret &&
+                          call.src.kind == TypeKind::Varying &&
+                          call.dst.kind == TypeKind::Partial);
+    if (ctx.shard_is_not_partial && wants_partial && in_shard &&
+        in_t.kind == TypeKind::Varying && !call.expert_mode) {
+      TypeError e =
+          error(ErrorKind::SpmdTypeError,
+                op + ": the input is sharded on axis " + a + " (" +
+                    S_text(*in_shard) + ", " + input->spec->to_string() +
+                    "), not a pending sum: it cannot be used where src=P is "
+                    "expected",
+                a,
+                call.op == Collective::AllReduce
+                    ? "to collect the shards use spmd::all_gather(x, " + a +
+                          ", " + S_text(*in_shard) +
+                          ", R); if the value really is a partial sum, its "
+                          "producer should make it P (a contraction over the "
+                          "sharded dim does)"
+                    : "to collect the shards use all_gather with src=" +
+                          S_text(*in_shard) +
+                          "; reinterpreting a shard as a partial sum needs "
+                          "expert_mode");
+      e.expected = "P";
+      e.actual = S_text(*in_shard);
+      return e;
+    }
+  }
+
+  // Output spec: drop the axes, fix the rank, add dst S(d) innermost.
+  if (!rank_known) {
+    out.spec.reset();
+    for (const auto& a : axes)
+      if (ctx.is_global(a)) {
+        out.unknown_shards.erase(a);
+        if (call.dst.is_shard()) out.unknown_shards.insert(a);
+      }
+    // Shards of other axes are unknown too once the spec is lost.
+    if (input->spec)
+      for (const auto& a : input->spec->axes())
+        if (std::find(axes.begin(), axes.end(), a) == axes.end())
+          out.unknown_shards.insert(a);
+    return out;
+  }
+  PartitionSpec spec =
+      input->spec ? *input->spec : PartitionSpec::none(in_rank);
+  for (const auto& a : axes)
+    if (ctx.is_global(a)) spec = spec.without(a);
+  std::vector<SpecEntry> entries = spec.entries();
+  if (delta == +1) {
+    long g = stack_dim(call);
+    if (g < 0) g += out_rank;
+    g = std::clamp(g, 0L, static_cast<long>(entries.size()));
+    entries.insert(entries.begin() + g, SpecEntry{});
+  } else if (delta == -1 && !entries.empty()) {
+    long d = stack_dim(call);
+    if (d < 0) d += in_rank;
+    d = std::clamp(d, 0L, static_cast<long>(entries.size()) - 1);
+    if (!entries[d].empty())
+      return error(ErrorKind::SpmdTypeError,
+                   op + " removes dim " + std::to_string(d) + ", which axis " +
+                       entries[d].back() + " shards",
+                   entries[d].back(), "gather that axis first");
+    entries.erase(entries.begin() + d);
+  }
+  spec = PartitionSpec(entries);
+  if (call.dst.is_shard()) {
+    auto r = resolve_shard_dim(call.dst, out_rank);
+    if (!r) {
+      TypeError e = r.error();
+      e.axis = std::string(axis);
+      return e;
+    }
+    for (const auto& a : axes)
+      if (ctx.is_global(a)) spec = spec.with_innermost(r->dim, a);
+  }
+  for (const auto& a : axes) out.unknown_shards.erase(a);
+  out.spec = spec;
+  return out;
+}
+
+Status check_local_axes(const std::vector<std::string>& mesh_axes,
+                        const std::vector<std::string>& local_axes) {
+  std::set<std::string> seen;
+  for (const auto& a : local_axes) {
+    if (std::find(mesh_axes.begin(), mesh_axes.end(), a) == mesh_axes.end())
+      return error(ErrorKind::InvalidArgument,
+                   "local_axes contains a name not present in this mesh: " + a,
+                   a, "name axes of the mesh passed to set_current_mesh");
+    if (!seen.insert(a).second)
+      return error(
+          ErrorKind::InvalidArgument,
+          "local_axes must not contain duplicate axes; " + a + " appears twice",
+          a);
+  }
+  for (std::size_t k = 0; k < local_axes.size(); ++k) {
+    if (!seen.count(mesh_axes[k])) {
+      std::string mesh, local;
+      for (const auto& a : mesh_axes) mesh += (mesh.empty() ? "" : ", ") + a;
+      for (const auto& a : local_axes) local += (local.empty() ? "" : ", ") + a;
+      return error(
+          ErrorKind::InvalidArgument,
+          "local_axes must come before all global axes in "
+          "outer-to-inner mesh order; got local_axes=(" +
+              local + ") for mesh=(" + mesh + ")",
+          mesh_axes[k],
+          "list an outer prefix of the mesh (" + mesh_axes[0] + ", ...)");
+    }
+  }
+  return Ok{};
+}
+
+Result<bool> axis_is_global(const GlobalContext& ctx, std::string_view axis) {
+  if (!ctx.global) return false;
+  if (ctx.local_axes.empty()) return true;
+  const auto& mesh = ctx.local.mesh_axes;
+  if (!mesh || std::find(mesh->begin(), mesh->end(), axis) == mesh->end())
+    return error(ErrorKind::SpmdTypeError,
+                 "axis " + std::string(axis) +
+                     " is not in the current mesh, so its local/global "
+                     "typechecking policy is undefined",
+                 std::string(axis));
+  return ctx.is_global(axis);
+}
+
+GlobalContext local_region(const GlobalContext& ctx) {
+  GlobalContext c = ctx;
+  c.global = false;
+  return c;
+}
+
+Result<std::vector<std::optional<GlobalType>>> check_boundary(
+    const std::vector<BoundaryValue>& values,
+    const std::vector<BoundaryType>& types, std::string_view what,
+    std::string_view fn, bool in_types_is_infer) {
+  std::string prefix = "local_map[" + std::string(fn) + "]: ";
+  std::vector<std::optional<GlobalType>> out;
+  if (in_types_is_infer) {
+    for (const auto& v : values) out.push_back(v.type);
+    return out;
+  }
+  if (values.size() != types.size())
+    return error(
+        ErrorKind::SpmdTypeError,
+        prefix + std::string(what) + "_types structure does not match the " +
+            std::string(what) + "s: " + std::to_string(types.size()) +
+            " leaves for " + std::to_string(values.size()) + " values");
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto& v = values[i];
+    const auto& t = types[i];
+    std::string leaf = std::string(what) + " " + std::to_string(i);
+    if (t.kind == BoundaryType::Kind::Infer)
+      return error(ErrorKind::SpmdTypeError,
+                   prefix + std::string(what) +
+                       "_types contains Infer at a leaf (" + leaf +
+                       "); Infer is only allowed as the bare in_types");
+    if (t.kind == BoundaryType::Kind::NonTensor) {
+      if (v.is_tensor)
+        return error(ErrorKind::SpmdTypeError,
+                     prefix + leaf + " is a tensor but its " +
+                         std::string(what) +
+                         "_types leaf is None (non-tensor expected)");
+      out.emplace_back();
+      continue;
+    }
+    if (!v.is_tensor)
+      return error(ErrorKind::SpmdTypeError,
+                   prefix + leaf + " is not a tensor but its " +
+                       std::string(what) + "_types leaf is a type");
+    auto asserted = make_global(t.entries, t.spec, v.shape);
+    if (!asserted) {
+      TypeError e = asserted.error();
+      e.message = prefix + leaf + ": " + e.message;
+      return e;
+    }
+    auto r = assert_global(v.type, *asserted);
+    if (!r) {
+      TypeError e = r.error();
+      e.message = prefix + leaf + ": " + e.message;
+      return e;
+    }
+    out.emplace_back(*r);
+  }
+  return out;
+}
+
+Result<std::vector<std::optional<GlobalType>>> stamp_outputs(
+    const std::vector<BoundaryValue>& body_results,
+    const std::vector<BoundaryType>& out_types, std::string_view fn) {
+  std::vector<BoundaryValue> local = body_results;
+  for (auto& v : local)
+    if (v.type) {
+      v.type->spec.reset();  // the body ran in local mode
+      v.type->unknown_shards.clear();
+    }
+  return check_boundary(local, out_types, "output", fn);
+}
+
+Status check_no_typecheck_boundary(bool has_in_types, bool has_out_types) {
+  if (has_in_types && !has_out_types)
+    return error(ErrorKind::UsageError,
+                 "no_typecheck: out_types is required for typed no_typecheck "
+                 "(in_types given without out_types)",
+                 {}, "pass out_types=..., or call no_typecheck() bare");
+  return Ok{};
+}
+
+}  // namespace spmd::core

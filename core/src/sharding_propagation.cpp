@@ -1,0 +1,1544 @@
+// Sharding propagation of global SPMD (spec §12.2): per-axis rules by op
+// family, then the whole-op combination (promotion to P, output spec, order).
+#include <spmd/core/sharding_propagation.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+namespace spmd::core {
+namespace {
+
+using K = Placement::Kind;
+
+// ---- op families -----------------------------------------------------------
+
+const std::set<std::string, std::less<>> kPointwise = {
+    "add",         "sub",        "subtract",     "rsub",        "mul",
+    "multiply",    "div",        "divide",       "true_divide", "floor_divide",
+    "remainder",   "fmod",       "neg",          "negative",    "positive",
+    "clone",       "detach",     "contiguous",   "to",          "float",
+    "half",        "bfloat16",   "double",       "type_as",     "abs",
+    "exp",         "exp2",       "expm1",        "log",         "log2",
+    "log10",       "log1p",      "tanh",         "sigmoid",     "relu",
+    "relu6",       "gelu",       "silu",         "mish",        "elu",
+    "selu",        "leaky_relu", "hardtanh",     "hardswish",   "softplus",
+    "sqrt",        "rsqrt",      "reciprocal",   "square",      "pow",
+    "where",       "clamp",      "clamp_min",    "clamp_max",   "clip",
+    "sign",        "sin",        "cos",          "tan",         "erf",
+    "floor",       "ceil",       "round",        "trunc",       "eq",
+    "ne",          "lt",         "le",           "gt",          "ge",
+    "maximum",     "minimum",    "logical_and",  "logical_or",  "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor",  "bitwise_not", "masked_fill",
+    "dropout",     "lerp",       "addcmul",      "addcdiv",     "nan_to_num",
+    "isnan",       "isinf",      "zeros_like",   "ones_like",   "full_like",
+    "empty_like",  "rand_like",  "randn_like",   "copy",        "fill",
+    "zero",        "sigmoid_",   "glu_pointwise"};
+const std::set<std::string, std::less<>> kContraction = {
+    "mm", "bmm", "matmul", "einsum", "linear", "addmm", "baddbmm", "addbmm",
+    "mv", "dot", "addmv",  "outer",  "ger",    "addr",  "inner"};
+const std::set<std::string, std::less<>> kLinearReduction = {"sum", "nansum",
+                                                             "mean", "nanmean"};
+const std::set<std::string, std::less<>> kNonlinearReduction = {
+    "max",  "min",    "amax",     "amin",     "argmax",    "argmin",
+    "prod", "norm",   "var",      "std",      "logsumexp", "all",
+    "any",  "median", "var_mean", "std_mean", "aminmax",   "count_nonzero"};
+const std::set<std::string, std::less<>> kAlongDim = {
+    "softmax", "log_softmax", "sort",   "argsort",      "topk",     "cumsum",
+    "cumprod", "cummax",      "cummin", "logcumsumexp", "kthvalue", "msort"};
+const std::set<std::string, std::less<>> kNorm = {"layer_norm", "rms_norm"};
+const std::set<std::string, std::less<>> kShape = {
+    "transpose",    "swapaxes", "swapdims",     "t",           "T",
+    "mT",           "permute",  "movedim",      "moveaxis",    "view",
+    "reshape",      "view_as",  "reshape_as",   "flatten",     "ravel",
+    "unflatten",    "squeeze",  "unsqueeze",    "expand",      "expand_as",
+    "broadcast_to", "narrow",   "select",       "slice",       "index",
+    "index_select", "cat",      "concat",       "concatenate", "stack",
+    "chunk",        "split",    "tensor_split", "unbind",      "flip",
+    "roll",         "repeat",   "tile"};
+
+// ---- message helpers -------------------------------------------------------
+
+std::string arg(std::size_t i) { return "args[" + std::to_string(i) + "]"; }
+
+TypeError no_strategy(std::string_view op, std::string_view axis,
+                      const std::string& why, const std::string& fix) {
+  TypeError e;
+  e.kind = ErrorKind::SpmdTypeError;
+  e.axis = std::string(axis);
+  e.message = "No valid sharding strategy for " + std::string(op) +
+              " on axis " + std::string(axis) + ": " + why;
+  e.fix = fix;
+  return e;
+}
+
+TypeError propagation_error(std::string_view op, std::string_view axis,
+                            const std::string& why, const std::string& fix) {
+  TypeError e = no_strategy(op, axis, why, fix);
+  e.kind = ErrorKind::DTensorPropagationError;
+  return e;
+}
+
+std::string gather_fix(std::string_view axis, std::size_t i, long d) {
+  return "all_gather " + arg(i) + " first: spmd::all_gather(t, " +
+         std::string(axis) + ", S(" + std::to_string(d) +
+         "), R) (or redistribute the other operands to the same sharding)";
+}
+
+std::optional<long> norm_dim(long d, long rank) {
+  if (d < -rank || d >= rank) return std::nullopt;
+  return d < 0 ? d + rank : d;
+}
+
+AxisOutcome unknown(std::optional<long> rank = std::nullopt,
+                    std::string note = {}) {
+  return {Placement::unknown(), rank, std::move(note)};
+}
+
+AxisOutcome out(Placement p, std::optional<long> rank, std::string note = {}) {
+  return {p, rank, std::move(note)};
+}
+
+Result<long> dim_arg(std::string_view op, std::string_view axis, long d,
+                     long rank) {
+  auto n = norm_dim(d, rank);
+  if (!n) {
+    TypeError e;
+    e.kind = ErrorKind::SpmdTypeError;
+    e.axis = std::string(axis);
+    e.message = std::string(op) + ": dim " + std::to_string(d) +
+                " is out of range for a tensor of rank " + std::to_string(rank);
+    return e;
+  }
+  return *n;
+}
+
+// ---- pointwise with broadcasting -------------------------------------------
+
+Result<AxisOutcome> pointwise(std::string_view op,
+                              const std::vector<AxisArg>& ts,
+                              std::string_view axis,
+                              const std::vector<std::string>& names = {}) {
+  auto arg = [&](std::size_t i) {
+    return i < names.size() ? names[i] : spmd::core::arg(i);
+  };
+  long out_rank = 0;
+  for (const auto& t : ts) {
+    if (t.placement.kind == K::Unknown) return unknown();
+    if (!t.shape.rank_known()) return unknown();
+    out_rank = std::max(out_rank, t.shape.rank());
+  }
+  std::optional<long> dim;
+  std::size_t who = 0;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const auto& p = ts[i].placement;
+    if (p.kind == K::Partial) {
+      return no_strategy(op, axis,
+                         arg(i) +
+                             " is a pending sum (P) and another operand "
+                             "is sharded",
+                         "all_reduce " + arg(i) + " first");
+    }
+    if (!p.is_shard()) continue;
+    long od = p.dim + out_rank - ts[i].shape.rank();
+    if (dim && *dim != od) {
+      return no_strategy(
+          op, axis,
+          arg(who) + " is sharded on output dim " + std::to_string(*dim) +
+              " but " + arg(i) + " on output dim " + std::to_string(od) +
+              " (its dim " + std::to_string(p.dim) +
+              "); elementwise ops need the same sharding on every operand",
+          "spmd::all_to_all(" + arg(i) + ", " + std::string(axis) + ", S(" +
+              std::to_string(p.dim) + "), S(" +
+              std::to_string(*dim - (out_rank - ts[i].shape.rank())) +
+              ")) to move its shard, or all_gather one of them");
+    }
+    dim = od;
+    who = i;
+  }
+  if (!dim) return out(Placement::replicate(), out_rank);
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].placement.is_shard()) continue;
+    long k = *dim - (out_rank - ts[i].shape.rank());
+    if (k < 0) continue;  // broadcast: the operand lacks the dim
+    auto size = ts[i].shape.size(k);
+    if (!size)
+      return unknown(out_rank, arg(i) + " dim " + std::to_string(k) +
+                                   " has unknown size: broadcast or not");
+    if (*size == 1) continue;  // broadcast along the sharded dim
+    return no_strategy(
+        op, axis,
+        arg(who) + " is sharded on dim " +
+            std::to_string(ts[who].placement.dim) + " (S(" +
+            std::to_string(ts[who].placement.dim) + "), local shape " +
+            ts[who].shape.to_string() + ") but " + arg(i) +
+            " is replicated with the whole extent " + std::to_string(*size) +
+            " on its dim " + std::to_string(k) + " (shape " +
+            ts[i].shape.to_string() + "): the local pieces would not line up",
+        "shard " + arg(i) + " the same way: spmd::convert(t, " +
+            std::string(axis) + ", R, S(" + std::to_string(k) +
+            ")), or all_gather " + arg(who) + " (spmd::all_gather(t, " +
+            std::string(axis) + ", S(" + std::to_string(ts[who].placement.dim) +
+            "), R))");
+  }
+  return out(Placement::shard(*dim), out_rank);
+}
+
+// ---- contractions ----------------------------------------------------------
+
+// One operand of a labelled contraction.
+struct Labelled {
+  std::vector<int> labels;      // one label per dim
+  std::set<int> broadcastable;  // labels that may broadcast (size 1)
+};
+
+// Generic labelled rule: all shards on one label L; every operand that has L
+// is sharded on it (or broadcasts it); L in the output -> Shard, else Partial.
+Result<AxisOutcome> contract(std::string_view op,
+                             const std::vector<AxisArg>& ts,
+                             const std::vector<std::size_t>& idx,
+                             const std::vector<Labelled>& ops,
+                             const std::vector<int>& out_labels,
+                             std::string_view axis,
+                             const std::vector<std::string>& label_names) {
+  auto lname = [&](int l) {
+    return l < static_cast<int>(label_names.size()) ? label_names[l]
+                                                    : std::to_string(l);
+  };
+  std::optional<int> L;
+  std::size_t who = 0;
+  long out_rank = static_cast<long>(out_labels.size());
+  for (std::size_t j = 0; j < ops.size(); ++j) {
+    const auto& p = ts[idx[j]].placement;
+    if (p.kind == K::Unknown) return unknown(out_rank);
+    if (p.kind == K::Partial)
+      return no_strategy(op, axis,
+                         arg(idx[j]) +
+                             " is a pending sum (P) while another "
+                             "operand is sharded",
+                         "all_reduce " + arg(idx[j]) + " first");
+    if (!p.is_shard()) continue;
+    if (p.dim >= static_cast<long>(ops[j].labels.size())) {
+      TypeError e;
+      e.kind = ErrorKind::InvalidArgument;
+      e.axis = std::string(axis);
+      e.message = std::string(op) + ": " + arg(idx[j]) + " is S(" +
+                  std::to_string(p.dim) + ") but the op gives it only " +
+                  std::to_string(ops[j].labels.size()) + " dims";
+      return e;
+    }
+    int l = ops[j].labels[p.dim];
+    if (L && *L != l) {
+      bool both_free = std::count(out_labels.begin(), out_labels.end(), *L) &&
+                       std::count(out_labels.begin(), out_labels.end(), l);
+      return no_strategy(
+          op, axis,
+          arg(idx[who]) + " is sharded on dim " +
+              std::to_string(ts[idx[who]].placement.dim) + " (" + lname(*L) +
+              ") and " + arg(idx[j]) + " on dim " + std::to_string(p.dim) +
+              " (" + lname(l) + ")" +
+              (both_free ? ": both free dims cannot be sharded by one axis"
+                         : ": one axis can shard only one dim of a "
+                           "contraction"),
+          "keep one operand sharded and all_gather the other (spmd::"
+          "all_gather(t, " +
+              std::string(axis) + ", S(" + std::to_string(p.dim) + "), R))");
+    }
+    L = l;
+    who = j;
+  }
+  if (!L) return out(Placement::replicate(), out_rank);
+  auto it = std::find(out_labels.begin(), out_labels.end(), *L);
+  bool contracted = it == out_labels.end();
+  for (std::size_t j = 0; j < ops.size(); ++j) {
+    const auto& t = ts[idx[j]];
+    if (t.placement.is_shard()) continue;
+    auto pos = std::find(ops[j].labels.begin(), ops[j].labels.end(), *L);
+    if (pos == ops[j].labels.end()) continue;  // operand lacks the dim
+    long k = pos - ops[j].labels.begin();
+    if (ops[j].broadcastable.count(*L)) {
+      auto size = t.shape.size(k);
+      if (!size) return unknown(out_rank);
+      if (*size == 1) continue;
+    }
+    std::string sd = std::to_string(ts[idx[who]].placement.dim);
+    if (contracted) {
+      return no_strategy(
+          op, axis,
+          arg(idx[who]) + " is sharded on dim " + sd +
+              ", the contraction dim (" + lname(*L) + "), but " + arg(idx[j]) +
+              " is replicated on its dim " + std::to_string(k) +
+              " (the same contraction dim, shape " + t.shape.to_string() +
+              "): each rank would contract a full dim with a shard",
+          "shard " + arg(idx[j]) + " on dim " + std::to_string(k) +
+              " as well (spmd::convert(t, " + std::string(axis) + ", R, S(" +
+              std::to_string(k) +
+              ")) or feed it the sharded output of the "
+              "previous layer), which makes the result a pending sum (P); or "
+              "all_gather " +
+              arg(idx[who]) + " (spmd::all_gather(t, " + std::string(axis) +
+              ", S(" + sd + "), R))");
+    }
+    return no_strategy(
+        op, axis,
+        arg(idx[who]) + " is sharded on dim " + sd + " (" + lname(*L) +
+            ") but " + arg(idx[j]) + " is replicated on its dim " +
+            std::to_string(k) + " (the same dim " + lname(*L) + ", shape " +
+            t.shape.to_string() + ")",
+        "shard " + arg(idx[j]) + " on dim " + std::to_string(k) +
+            " too (spmd::convert(t, " + std::string(axis) + ", R, S(" +
+            std::to_string(k) + "))), or all_gather " + arg(idx[who]));
+  }
+  if (contracted) return out(Placement::partial(), out_rank);
+  return out(Placement::shard(it - out_labels.begin()), out_rank);
+}
+
+// Parses an einsum equation into labelled operands (ellipsis expanded with
+// the operands' ranks). Returns false when a rank is unknown.
+struct Einsum {
+  std::vector<Labelled> ops;
+  std::vector<int> out;
+  std::vector<std::string> names;
+};
+
+Result<std::optional<Einsum>> parse_einsum(std::string_view op,
+                                           std::string_view axis,
+                                           std::string eq,
+                                           const std::vector<AxisArg>& ts) {
+  eq.erase(std::remove_if(eq.begin(), eq.end(),
+                          [](char c) {
+                            return std::isspace(static_cast<unsigned char>(c));
+                          }),
+           eq.end());
+  auto bad = [&](const std::string& why) -> TypeError {
+    TypeError e;
+    e.kind = ErrorKind::InvalidArgument;
+    e.axis = std::string(axis);
+    e.message = std::string(op) + ": einsum equation \"" + eq + "\": " + why;
+    return e;
+  };
+  std::string lhs = eq, rhs;
+  bool has_arrow = false;
+  if (auto a = eq.find("->"); a != std::string::npos) {
+    lhs = eq.substr(0, a);
+    rhs = eq.substr(a + 2);
+    has_arrow = true;
+  }
+  std::vector<std::string> terms;
+  std::size_t b = 0;
+  while (true) {
+    auto c = lhs.find(',', b);
+    terms.push_back(lhs.substr(b, c - b));
+    if (c == std::string::npos) break;
+    b = c + 1;
+  }
+  if (terms.size() != ts.size())
+    return bad(std::to_string(terms.size()) + " operands in the equation, " +
+               std::to_string(ts.size()) + " tensors given");
+  Einsum r;
+  std::map<char, int> ids;
+  auto id = [&](char c) {
+    auto [it, fresh] = ids.emplace(c, static_cast<int>(ids.size()));
+    if (fresh) r.names.push_back(std::string(1, c));
+    return it->second;
+  };
+  long ell = -1;  // rank of the ellipsis part (broadcast, right-aligned)
+  std::vector<std::vector<int>> ell_labels(ts.size());
+  for (std::size_t j = 0; j < terms.size(); ++j) {
+    const std::string& t = terms[j];
+    auto e = t.find("...");
+    if (e == std::string::npos) continue;
+    if (!ts[j].shape.rank_known()) return std::optional<Einsum>{};
+    long named = static_cast<long>(t.size()) - 3;
+    ell = std::max(ell, ts[j].shape.rank() - named);
+  }
+  std::vector<int> ell_ids;
+  for (long i = 0; i < ell; ++i) {
+    ell_ids.push_back(static_cast<int>(ids.size() + 1000 + i));
+  }
+  // Ellipsis labels get fresh ids after the letters.
+  int next = 0;
+  for (char c : eq)
+    if (std::isalpha(static_cast<unsigned char>(c))) id(c);
+  next = static_cast<int>(ids.size());
+  for (long i = 0; i < ell; ++i) {
+    ell_ids[i] = next + static_cast<int>(i);
+    r.names.push_back("..." + std::to_string(i));
+  }
+  for (std::size_t j = 0; j < terms.size(); ++j) {
+    Labelled L;
+    const std::string& t = terms[j];
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.compare(i, 3, "...") == 0) {
+        long named = static_cast<long>(t.size()) - 3;
+        long here = ts[j].shape.rank() - named;
+        for (long k = ell - here; k < ell; ++k) {
+          L.labels.push_back(ell_ids[k]);
+          L.broadcastable.insert(ell_ids[k]);
+        }
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(t[i]))) {
+        L.labels.push_back(id(t[i]));
+      } else {
+        return bad(std::string("unexpected character '") + t[i] + "'");
+      }
+    }
+    if (ts[j].shape.rank_known() &&
+        static_cast<long>(L.labels.size()) != ts[j].shape.rank())
+      return bad("operand " + std::to_string(j) + " has rank " +
+                 std::to_string(ts[j].shape.rank()) + " but " +
+                 std::to_string(L.labels.size()) + " subscripts");
+    r.ops.push_back(std::move(L));
+  }
+  if (has_arrow) {
+    for (std::size_t i = 0; i < rhs.size(); ++i) {
+      if (rhs.compare(i, 3, "...") == 0) {
+        for (long k = 0; k < ell; ++k) r.out.push_back(ell_ids[k]);
+        i += 2;
+      } else {
+        r.out.push_back(id(rhs[i]));
+      }
+    }
+  } else {
+    // Implicit output: ellipsis, then letters used once, alphabetically.
+    for (long k = 0; k < ell; ++k) r.out.push_back(ell_ids[k]);
+    std::map<char, int> count;
+    for (char c : lhs)
+      if (std::isalpha(static_cast<unsigned char>(c))) ++count[c];
+    for (auto [c, n] : count)
+      if (n == 1) r.out.push_back(id(c));
+  }
+  return std::optional<Einsum>{std::move(r)};
+}
+
+// The einsum equation of a matrix product, from the operand ranks.
+std::optional<std::string> product_equation(const std::string& name, long ra,
+                                            long rb) {
+  if (name == "mm") return std::string("ij,jk->ik");
+  if (name == "bmm") return std::string("bij,bjk->bik");
+  if (name == "mv") return std::string("ij,j->i");
+  if (name == "dot" || name == "inner") return std::string("i,i->");
+  if (name == "outer" || name == "ger") return std::string("i,j->ij");
+  // matmul: by ranks, batch dims broadcast (spec of torch.matmul).
+  if (ra == 1 && rb == 1) return std::string("i,i->");
+  if (ra == 2 && rb == 1) return std::string("ij,j->i");
+  if (ra == 1 && rb == 2) return std::string("j,jk->k");
+  if (ra == 2 && rb == 2) return std::string("ij,jk->ik");
+  std::string a = ra == 1 ? "j" : "...ij";
+  std::string b = rb == 1 ? "j" : "...jk";
+  std::string o = "...";
+  if (ra != 1) o += "i";
+  if (rb != 1) o += "k";
+  return a + "," + b + "->" + o;
+}
+
+Result<AxisOutcome> product(std::string_view op, const std::string& kind,
+                            const std::vector<AxisArg>& ts, std::size_t a,
+                            std::size_t b, std::string_view axis) {
+  std::vector<AxisArg> pair = {ts[a], ts[b]};
+  if (!pair[0].shape.rank_known() || !pair[1].shape.rank_known()) {
+    if (kind == "mm" || kind == "bmm" || kind == "mv" || kind == "dot") {
+      // Ranks are fixed by the op.
+      long ra = kind == "bmm" ? 3 : (kind == "dot" ? 1 : 2);
+      long rb = kind == "bmm" ? 3 : (kind == "mm" ? 2 : 1);
+      if (!pair[0].shape.rank_known()) pair[0].shape = Shape::of_rank(ra);
+      if (!pair[1].shape.rank_known()) pair[1].shape = Shape::of_rank(rb);
+    } else {
+      return unknown();
+    }
+  }
+  auto eq = product_equation(kind, pair[0].shape.rank(), pair[1].shape.rank());
+  auto parsed = parse_einsum(op, axis, *eq, pair);
+  if (!parsed) return parsed.error();
+  if (!*parsed) return unknown();
+  // Report operand numbers of the original call.
+  std::vector<AxisArg> view(std::max(a, b) + 1);
+  view[a] = pair[0];
+  view[b] = pair[1];
+  return contract(op, view, {a, b}, (*parsed)->ops, (*parsed)->out, axis,
+                  (*parsed)->names);
+}
+
+// self + product (addmm & co., linear's bias): a product that is a pending
+// sum cannot take a replicated addend (it would be added n times).
+Result<AxisOutcome> add_to_product(std::string_view op, const AxisOutcome& prod,
+                                   const AxisArg& addend, std::size_t addend_i,
+                                   std::string_view axis,
+                                   const std::string& product_text) {
+  if (prod.placement.kind == K::Unknown || addend.placement.kind == K::Unknown)
+    return unknown(prod.out_rank);
+  if (prod.placement.kind == K::Partial) {
+    if (addend.placement.kind == K::Partial) return prod;
+    return no_strategy(
+        op, axis,
+        "the product " + product_text +
+            " contracts a sharded dim, so it is a pending sum (P) on " +
+            std::string(axis) + ", and " + arg(addend_i) + " (" +
+            addend.placement.to_string() +
+            ") would be added to every rank's partial sum, i.e. " +
+            std::string(axis) + "-size times",
+        "add " + arg(addend_i) + " after the all_reduce (spmd::all_reduce(y, " +
+            std::string(axis) + ", P, R) + bias), or drop it from this op");
+  }
+  if (!prod.out_rank) return unknown();
+  std::vector<AxisArg> two = {
+      AxisArg{prod.placement, Shape::of_rank(*prod.out_rank)}, addend};
+  // The product has no known sizes; a replicated addend is fine unless it
+  // spans the sharded dim with extent > 1, which pointwise() checks.
+  return pointwise(op, two, axis, {product_text, arg(addend_i)});
+}
+
+Result<AxisOutcome> contraction(std::string_view op, const std::string& name,
+                                const std::vector<AxisArg>& ts,
+                                const ShardingArgs& args,
+                                std::string_view axis) {
+  auto need = [&](std::size_t n) -> Status {
+    if (ts.size() >= n) return Ok{};
+    TypeError e;
+    e.kind = ErrorKind::InvalidArgument;
+    e.message = std::string(op) + " takes " + std::to_string(n) +
+                " tensors, got " + std::to_string(ts.size());
+    return e;
+  };
+  if (name == "einsum") {
+    if (!args.known || args.equation.empty()) return unknown();
+    auto parsed = parse_einsum(op, axis, args.equation, ts);
+    if (!parsed) return parsed.error();
+    if (!*parsed) return unknown();
+    std::vector<std::size_t> idx(ts.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    return contract(op, ts, idx, (*parsed)->ops, (*parsed)->out, axis,
+                    (*parsed)->names);
+  }
+  if (name == "linear") {
+    // linear(x[..., k], w[n, k], bias[n]) = x @ w^T + bias.
+    if (auto s = need(2); !s) return s.error();
+    std::vector<AxisArg> pair = {ts[0], ts[1]};
+    if (!pair[0].shape.rank_known()) return unknown();
+    if (!pair[1].shape.rank_known()) pair[1].shape = Shape::of_rank(2);
+    std::string eq =
+        pair[1].shape.rank() == 1 ? "...k,k->..." : "...k,nk->...n";
+    auto parsed = parse_einsum(op, axis, eq, pair);
+    if (!parsed) return parsed.error();
+    if (!*parsed) return unknown();
+    auto prod = contract(op, ts, {0, 1}, (*parsed)->ops, (*parsed)->out, axis,
+                         (*parsed)->names);
+    if (!prod || ts.size() < 3) return prod;
+    return add_to_product(op, *prod, ts[2], 2, axis, "args[0] @ args[1]^T");
+  }
+  if (name == "addmm" || name == "baddbmm" || name == "addmv" ||
+      name == "addr" || name == "addbmm") {
+    if (auto s = need(3); !s) return s.error();
+    std::string kind = name == "addmm"     ? "mm"
+                       : name == "baddbmm" ? "bmm"
+                       : name == "addmv"   ? "mv"
+                       : name == "addr"    ? "outer"
+                                           : "addbmm";
+    Result<AxisOutcome> prod = unknown();
+    if (kind == "addbmm") {
+      std::vector<AxisArg> pair = {ts[1], ts[2]};
+      for (auto& p : pair)
+        if (!p.shape.rank_known()) p.shape = Shape::of_rank(3);
+      auto parsed = parse_einsum(op, axis, "bij,bjk->ik", pair);
+      if (!parsed) return parsed.error();
+      std::vector<AxisArg> view = {ts[0], pair[0], pair[1]};
+      prod = contract(op, view, {1, 2}, (*parsed)->ops, (*parsed)->out, axis,
+                      (*parsed)->names);
+    } else {
+      prod = product(op, kind, ts, 1, 2, axis);
+    }
+    if (!prod) return prod;
+    return add_to_product(op, *prod, ts[0], 0, axis, "args[1] @ args[2]");
+  }
+  if (auto s = need(2); !s) return s.error();
+  return product(op, name, ts, 0, 1, axis);
+}
+
+// ---- reductions and along-dim ops
+// --------------------------------------------
+
+// The reduced dims (normalised), or nullopt when unknown.
+std::optional<std::vector<long>> reduced_dims(const ShardingArgs& args,
+                                              long rank) {
+  if (!args.known) return std::nullopt;
+  std::vector<long> dims;
+  if (!args.has_dims || args.dims.empty()) {
+    for (long d = 0; d < rank; ++d) dims.push_back(d);
+    return dims;
+  }
+  for (long d : args.dims) {
+    auto n = norm_dim(d, rank);
+    if (!n) return std::nullopt;
+    dims.push_back(*n);
+  }
+  return dims;
+}
+
+Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
+                              bool linear, const std::vector<AxisArg>& ts,
+                              const ShardingArgs& args, std::string_view axis) {
+  const AxisArg& x = ts.at(0);
+  if (x.placement.kind == K::Unknown || !x.shape.rank_known()) return unknown();
+  long rank = x.shape.rank();
+  auto dims = reduced_dims(args, rank);
+  if (!dims) return unknown();
+  long out_rank = args.keepdim ? rank : rank - static_cast<long>(dims->size());
+  if (!x.placement.is_shard()) return out(x.placement, out_rank);
+  long d = x.placement.dim;
+  if (std::count(dims->begin(), dims->end(), d)) {
+    if (linear) {
+      std::string note;
+      if (name == "mean" || name == "nanmean")
+        note = std::string(op) + " over dim " + std::to_string(d) + ", which " +
+               std::string(axis) +
+               " shards: each rank averages its own shard, so the pending sum "
+               "(P) is " +
+               std::string(axis) +
+               "-size times the global mean (for even shards); divide by the "
+               "axis size after the all_reduce, or use sum and divide by the "
+               "global extent";
+      return out(Placement::partial(), out_rank, note);
+    }
+    return no_strategy(
+        op, axis,
+        "it reduces over dim " + std::to_string(d) + ", which " +
+            std::string(axis) + " shards (S(" + std::to_string(d) + ")), and " +
+            name +
+            " is not a sum: the per-rank results cannot be combined by a "
+            "pending sum",
+        gather_fix(axis, 0, d) + "; or reduce over the other dims only");
+  }
+  long nd = d;
+  if (!args.keepdim)
+    for (long r : *dims)
+      if (r < d) --nd;
+  return out(Placement::shard(nd), out_rank);
+}
+
+Result<AxisOutcome> along_dim(std::string_view op, const std::string& name,
+                              const std::vector<AxisArg>& ts,
+                              const ShardingArgs& args, std::string_view axis) {
+  const AxisArg& x = ts.at(0);
+  if (x.placement.kind == K::Unknown || !x.shape.rank_known()) return unknown();
+  long rank = x.shape.rank();
+  if (!x.placement.is_shard()) return out(x.placement, rank);
+  if (!args.known) return unknown(rank);
+  long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : -1;
+  auto dim = dim_arg(op, axis, raw, rank);
+  if (!dim) return dim.error();
+  long d = x.placement.dim;
+  if (*dim != d) return out(x.placement, rank);
+  std::string fix = gather_fix(axis, 0, d);
+  if (name == "softmax" || name == "log_softmax")
+    fix =
+        "compute it across shards (vocab-parallel: the local max and the "
+        "local sum of exp, each all_reduced over " +
+        std::string(axis) + "), or " + fix;
+  return no_strategy(op, axis,
+                     "it works along dim " + std::to_string(d) + ", which " +
+                         std::string(axis) + " shards (S(" + std::to_string(d) +
+                         ")): every rank sees only its "
+                         "shard of that dim",
+                     fix);
+}
+
+Result<AxisOutcome> norm_layer(std::string_view op,
+                               const std::vector<AxisArg>& ts,
+                               const ShardingArgs& args,
+                               std::string_view axis) {
+  const AxisArg& x = ts.at(0);
+  for (std::size_t i = 1; i < ts.size(); ++i) {
+    if (ts[i].placement.kind == K::Unknown) return unknown();
+    if (ts[i].placement.kind != K::Replicate)
+      return no_strategy(op, axis,
+                         arg(i) + " (weight/bias) is " +
+                             ts[i].placement.to_string() +
+                             "; the normalisation parameters must be "
+                             "replicated",
+                         "all_gather the parameter first");
+  }
+  if (x.placement.kind == K::Unknown || !x.shape.rank_known()) return unknown();
+  long rank = x.shape.rank();
+  if (!x.placement.is_shard()) return out(x.placement, rank);
+  if (!args.known || args.normalized_ndim <= 0) return unknown(rank);
+  long d = x.placement.dim;
+  if (d >= rank - args.normalized_ndim)
+    return no_strategy(
+        op, axis,
+        "it normalises over the last " + std::to_string(args.normalized_ndim) +
+            " dims, and dim " + std::to_string(d) + " is sharded by " +
+            std::string(axis) + " (S(" + std::to_string(d) +
+            ")): the statistics would cover one shard only",
+        gather_fix(axis, 0, d) +
+            "; or compute the statistics with an all_reduce over " +
+            std::string(axis));
+  return out(x.placement, rank);
+}
+
+// ---- embedding and losses --------------------------------------------------
+
+Result<AxisOutcome> embedding(std::string_view op, bool aten_order,
+                              const std::vector<AxisArg>& ts,
+                              std::string_view axis) {
+  if (ts.size() < 2) return unknown();
+  std::size_t ii = aten_order ? 1 : 0, wi = aten_order ? 0 : 1;
+  const AxisArg& in = ts[ii];
+  const AxisArg& w = ts[wi];
+  if (in.placement.kind == K::Unknown || w.placement.kind == K::Unknown)
+    return unknown();
+  std::optional<long> out_rank;
+  if (in.shape.rank_known()) out_rank = in.shape.rank() + 1;
+  if (in.placement.kind == K::Partial || w.placement.kind == K::Partial)
+    return no_strategy(op, axis, "an operand is a pending sum (P)",
+                       "all_reduce it first");
+  if (w.placement.is_shard() && in.placement.is_shard())
+    return no_strategy(op, axis,
+                       "both the indices " + arg(ii) + " and the table " +
+                           arg(wi) + " are sharded",
+                       "all_gather one of them");
+  if (in.placement.is_shard()) return out(in.placement, out_rank);
+  if (w.placement.is_shard() && w.placement.dim == 0) {
+    return out(Placement::partial(), out_rank,
+               std::string(op) + ": the table is vocab-sharded on " +
+                   std::string(axis) +
+                   " (S(0)): the lookup is a pending sum (P) only if each rank "
+                   "shifts the indices by its vocab offset and zeroes the "
+                   "rows of indices outside its shard (a vocab-parallel "
+                   "embedding); all_reduce it afterwards");
+  }
+  if (w.placement.is_shard() && w.placement.dim == 1) {
+    if (!out_rank) return unknown();
+    return out(Placement::shard(*out_rank - 1), out_rank);
+  }
+  return out(Placement::replicate(), out_rank);
+}
+
+Result<AxisOutcome> loss(std::string_view op, const std::vector<AxisArg>& ts,
+                         const ShardingArgs& args, std::string_view axis) {
+  if (ts.size() < 2) return unknown();
+  const AxisArg& x = ts[0];
+  const AxisArg& tgt = ts[1];
+  if (x.placement.kind == K::Unknown || tgt.placement.kind == K::Unknown ||
+      !x.shape.rank_known() || !args.known)
+    return unknown();
+  long rank = x.shape.rank();
+  long class_dim = rank >= 2 ? 1 : 0;
+  long out_rank = args.reduction == "none" ? rank - 1 : 0;
+  if (x.placement.is_shard() && x.placement.dim == class_dim) {
+    return no_strategy(
+        op, axis,
+        "the logits args[0] are sharded on the class dim " +
+            std::to_string(class_dim) + " by " + std::string(axis) + " (S(" +
+            std::to_string(class_dim) +
+            ")): the softmax inside the loss needs every class",
+        "use a vocab-parallel cross-entropy (local max and sum of exp "
+        "all_reduced over " +
+            std::string(axis) +
+            ", the target logit picked by the rank that owns it), or "
+            "all_gather the logits first (spmd::all_gather(t, " +
+            std::string(axis) + ", S(" + std::to_string(class_dim) + "), R))");
+  }
+  // Batch sharding: the target (input dims without the class dim) must
+  // follow.
+  std::optional<long> td;  // target dim matching the input shard
+  if (x.placement.is_shard())
+    td = x.placement.dim > class_dim ? x.placement.dim - 1 : x.placement.dim;
+  if (tgt.placement.is_shard() && (!td || tgt.placement.dim != *td))
+    return no_strategy(op, axis,
+                       "the target args[1] is sharded on dim " +
+                           std::to_string(tgt.placement.dim) +
+                           " but the logits args[0] are " +
+                           x.placement.to_string(),
+                       "shard the logits and the target on the same batch dim");
+  if (td && !tgt.placement.is_shard())
+    return no_strategy(
+        op, axis,
+        "the logits args[0] are sharded on batch dim " +
+            std::to_string(x.placement.dim) + " but the target args[1] is " +
+            tgt.placement.to_string(),
+        "shard the target the same way (spmd::convert(t, " + std::string(axis) +
+            ", R, S(" + std::to_string(*td) + ")))");
+  if (!td) return out(Placement::replicate(), out_rank);
+  if (args.reduction == "none") return out(Placement::shard(*td), out_rank);
+  std::string note;
+  if (args.reduction == "mean")
+    note = std::string(op) + " with reduction=mean over a batch sharded by " +
+           std::string(axis) +
+           ": each rank averages its own shard, so the pending sum (P) is " +
+           std::string(axis) + "-size times the global mean loss";
+  return out(Placement::partial(), out_rank, note);
+}
+
+// ---- shape ops -------------------------------------------------------------
+
+Result<AxisOutcome> view_like(std::string_view op, const AxisArg& x,
+                              std::vector<std::optional<long>> target,
+                              std::string_view axis) {
+  if (!x.shape.rank_known()) return unknown();
+  long d = x.placement.dim;
+  std::vector<long> in;
+  for (long i = 0; i < x.shape.rank(); ++i) {
+    auto s = x.shape.size(i);
+    if (!s) return unknown(static_cast<long>(target.size()));
+    in.push_back(*s);
+  }
+  long total = 1;
+  for (long s : in) total *= s;
+  std::vector<long> outs;
+  long known = 1, infer = -1;
+  for (std::size_t j = 0; j < target.size(); ++j) {
+    if (!target[j]) return unknown(static_cast<long>(target.size()));
+    if (*target[j] == -1) {
+      infer = static_cast<long>(j);
+      outs.push_back(1);
+    } else {
+      outs.push_back(*target[j]);
+      known *= *target[j];
+    }
+  }
+  if (infer >= 0) outs[infer] = known ? total / known : 0;
+  long out_rank = static_cast<long>(outs.size());
+  std::string shapes = " (local shape " + x.shape.to_string() + " to [";
+  for (std::size_t j = 0; j < outs.size(); ++j)
+    shapes += (j ? ", " : "") + std::to_string(outs[j]);
+  shapes += "])";
+  std::size_t i = 0, j = 0;
+  while (i < in.size() || j < outs.size()) {
+    if (i < in.size() && in[i] == 1 && (j >= outs.size() || outs[j] != 1)) {
+      if (static_cast<long>(i) == d)
+        return propagation_error(
+            op, axis,
+            "reshaping a tensor sharded on dim " + std::to_string(d) +
+                " (local size 1) is ambiguous: the sharded dim disappears" +
+                shapes,
+            "all_gather dim " + std::to_string(d) + " before reshaping");
+      ++i;
+      continue;
+    }
+    if (j < outs.size() && outs[j] == 1 && (i >= in.size() || in[i] != 1)) {
+      ++j;
+      continue;
+    }
+    if (i < in.size() && j < outs.size() && in[i] == 1 && outs[j] == 1) {
+      if (static_cast<long>(i) == d)
+        return out(Placement::shard(static_cast<long>(j)), out_rank);
+      ++i;
+      ++j;
+      continue;
+    }
+    if (i >= in.size() || j >= outs.size()) return unknown(out_rank);
+    std::size_t ia = i, ja = j;
+    long pi = in[i++], pj = outs[j++];
+    while (pi != pj) {
+      if (pi < pj) {
+        if (i >= in.size()) return unknown(out_rank);
+        pi *= in[i++];
+      } else {
+        if (j >= outs.size()) return unknown(out_rank);
+        pj *= outs[j++];
+      }
+    }
+    if (d < static_cast<long>(ia) || d >= static_cast<long>(i)) continue;
+    // The sharded dim is in input group [ia, i) -> output group [ja, j).
+    std::size_t first = ia;
+    while (first < i && in[first] == 1) ++first;
+    std::size_t ofirst = ja;
+    while (ofirst < j && outs[ofirst] == 1) ++ofirst;
+    std::size_t out_n = 0;
+    for (std::size_t k = ja; k < j; ++k) out_n += outs[k] != 1;
+    if (out_n > 1)
+      return propagation_error(
+          op, axis,
+          "reshaping a tensor sharded on dim " + std::to_string(d) +
+              " into multiple smaller dimensions is not supported: the "
+              "sharded dim is split across output dims" +
+              shapes,
+          "all_gather dim " + std::to_string(d) +
+              " before the reshape, or shard a dim that is not split");
+    if (static_cast<long>(first) != d)
+      return no_strategy(
+          op, axis,
+          "it merges dims " + std::to_string(ia) + ".." +
+              std::to_string(i - 1) + " and the shard is on the inner dim " +
+              std::to_string(d) +
+              ": the merged dim would interleave the ranks' shards" + shapes,
+          "shard the outermost merged dim instead, move dim " +
+              std::to_string(d) + " first (permute) before merging, or " +
+              gather_fix(axis, 0, d));
+    return out(Placement::shard(static_cast<long>(ofirst)), out_rank);
+  }
+  return unknown(out_rank);
+}
+
+Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
+                             const std::vector<AxisArg>& ts,
+                             const ShardingArgs& args, std::string_view axis) {
+  // cat / stack take every tensor; the others act on args[0].
+  if (name == "cat" || name == "concat" || name == "concatenate" ||
+      name == "stack") {
+    bool stack = name == "stack";
+    std::optional<long> rank, sd;
+    std::size_t who = 0;
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      if (ts[i].placement.kind == K::Unknown || !ts[i].shape.rank_known())
+        return unknown();
+      rank = ts[i].shape.rank();
+      if (ts[i].placement.kind == K::Partial)
+        return no_strategy(op, axis, arg(i) + " is a pending sum (P)",
+                           "all_reduce it first");
+      if (!ts[i].placement.is_shard()) continue;
+      if (sd && *sd != ts[i].placement.dim)
+        return no_strategy(op, axis,
+                           arg(who) + " is sharded on dim " +
+                               std::to_string(*sd) + " but " + arg(i) +
+                               " on dim " + std::to_string(ts[i].placement.dim),
+                           "shard every input on the same dim");
+      sd = ts[i].placement.dim;
+      who = i;
+    }
+    if (!rank) return unknown();
+    long out_rank = stack ? *rank + 1 : *rank;
+    if (!sd) return out(Placement::replicate(), out_rank);
+    for (std::size_t i = 0; i < ts.size(); ++i)
+      if (!ts[i].placement.is_shard())
+        return no_strategy(
+            op, axis,
+            arg(who) + " is sharded on dim " + std::to_string(*sd) + " but " +
+                arg(i) + " is " + ts[i].placement.to_string() +
+                ": every input must be sharded the same way",
+            "spmd::convert(" + arg(i) + ", " + std::string(axis) + ", R, S(" +
+                std::to_string(*sd) + "))");
+    if (!args.known) return unknown(out_rank);
+    long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
+    auto dim = dim_arg(op, axis, raw, out_rank);
+    if (!dim) return dim.error();
+    if (stack)
+      return out(Placement::shard(*sd >= *dim ? *sd + 1 : *sd), out_rank);
+    if (*dim == *sd)
+      return no_strategy(op, axis,
+                         "it concatenates along dim " + std::to_string(*sd) +
+                             ", which " + std::string(axis) +
+                             " shards: the result would interleave the "
+                             "ranks' shards",
+                         "concatenate along another dim, or all_gather the "
+                         "inputs first");
+    return out(Placement::shard(*sd), out_rank);
+  }
+
+  const AxisArg& x = ts.at(0);
+  if (x.placement.kind == K::Unknown) return unknown();
+  if (!x.shape.rank_known()) return unknown();
+  long rank = x.shape.rank();
+  bool sharded = x.placement.is_shard();
+  long d = x.placement.dim;
+  auto keep = [&](long out_rank, long nd) -> Result<AxisOutcome> {
+    return out(sharded ? Placement::shard(nd) : x.placement, out_rank);
+  };
+  auto on_shard = [&](const std::string& what) -> TypeError {
+    return no_strategy(op, axis,
+                       what + " dim " + std::to_string(d) + ", which " +
+                           std::string(axis) + " shards (S(" +
+                           std::to_string(d) +
+                           "): local indices are not global indices",
+                       gather_fix(axis, 0, d) + ", or index another dim");
+  };
+  if (!args.known &&
+      !(name == "t" || name == "T" || name == "mT" || name == "view_as" ||
+        name == "reshape_as" || name == "expand_as"))
+    return unknown();
+
+  if (name == "transpose" || name == "swapaxes" || name == "swapdims" ||
+      name == "movedim" || name == "moveaxis" || name == "t" || name == "mT") {
+    long a = 0, b = 1;
+    if (name == "t") {
+      if (rank < 2) return keep(rank, d);
+    } else if (name == "mT") {
+      a = -2;
+      b = -1;
+    } else {
+      if (args.dims.size() < 2) return unknown(rank);
+      a = args.dims[0];
+      b = args.dims[1];
+    }
+    auto na = dim_arg(op, axis, a, rank);
+    if (!na) return na.error();
+    auto nb = dim_arg(op, axis, b, rank);
+    if (!nb) return nb.error();
+    if (!sharded) return keep(rank, 0);
+    if (name == "movedim" || name == "moveaxis") {
+      std::vector<long> order;
+      for (long k = 0; k < rank; ++k)
+        if (k != *na) order.push_back(k);
+      order.insert(order.begin() + *nb, *na);
+      long nd = std::find(order.begin(), order.end(), d) - order.begin();
+      return keep(rank, nd);
+    }
+    return keep(rank, d == *na ? *nb : d == *nb ? *na : d);
+  }
+  if (name == "T") return keep(rank, rank - 1 - d);
+  if (name == "permute") {
+    if (static_cast<long>(args.dims.size()) != rank) return unknown(rank);
+    for (std::size_t k = 0; k < args.dims.size(); ++k) {
+      auto n = dim_arg(op, axis, args.dims[k], rank);
+      if (!n) return n.error();
+      if (*n == d) return keep(rank, static_cast<long>(k));
+    }
+    return keep(rank, d);
+  }
+  if (name == "view" || name == "reshape" || name == "view_as" ||
+      name == "reshape_as") {
+    std::vector<std::optional<long>> target = args.sizes;
+    if (name == "view_as" || name == "reshape_as") {
+      if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
+      target = *ts[1].shape.dims;
+    }
+    if (!sharded) return out(x.placement, static_cast<long>(target.size()));
+    return view_like(op, x, target, axis);
+  }
+  if (name == "flatten" || name == "ravel") {
+    long s = 0, e = -1;
+    if (name == "flatten" && args.has_dims && !args.dims.empty()) {
+      s = args.dims[0];
+      if (args.dims.size() > 1) e = args.dims[1];
+    }
+    if (rank == 0) return keep(1, 0);
+    auto ns = dim_arg(op, axis, s, rank);
+    if (!ns) return ns.error();
+    auto ne = dim_arg(op, axis, e, rank);
+    if (!ne) return ne.error();
+    long out_rank = rank - (*ne - *ns);
+    if (!sharded || d < *ns) return keep(out_rank, d);
+    if (d > *ne) return keep(out_rank, d - (*ne - *ns));
+    for (long k = *ns; k < d; ++k) {
+      auto sz = x.shape.size(k);
+      if (!sz) return unknown(out_rank);
+      if (*sz != 1)
+        return no_strategy(
+            op, axis,
+            "it merges dims " + std::to_string(*ns) + ".." +
+                std::to_string(*ne) + " and the shard is on the inner dim " +
+                std::to_string(d) +
+                ": the merged dim would interleave the ranks' shards",
+            "flatten from the sharded dim on, move it first, or " +
+                gather_fix(axis, 0, d));
+    }
+    return keep(out_rank, *ns);
+  }
+  if (name == "unflatten") {
+    if (args.dims.empty()) return unknown();
+    auto nd = dim_arg(op, axis, args.dims[0], rank);
+    if (!nd) return nd.error();
+    long k = static_cast<long>(args.sizes.size());
+    long out_rank = rank + k - 1;
+    if (!sharded || d < *nd) return keep(out_rank, d);
+    if (d > *nd) return keep(out_rank, d + k - 1);
+    long pos = -1;
+    for (long j = 0; j < k; ++j) {
+      if (!args.sizes[j]) return unknown(out_rank);
+      if (*args.sizes[j] == 1) continue;
+      if (pos >= 0)
+        return propagation_error(
+            op, axis,
+            "unflattening dim " + std::to_string(d) + ", which " +
+                std::string(axis) +
+                " shards, into multiple smaller dimensions is not supported",
+            "all_gather dim " + std::to_string(d) + " first");
+      pos = j;
+    }
+    return keep(out_rank, *nd + (pos < 0 ? 0 : pos));
+  }
+  if (name == "squeeze") {
+    std::vector<long> dims;
+    if (args.has_dims) {
+      for (long a : args.dims) {
+        auto n = dim_arg(op, axis, a, rank);
+        if (!n) return n.error();
+        dims.push_back(*n);
+      }
+    } else {
+      for (long k = 0; k < rank; ++k) dims.push_back(k);
+    }
+    long removed_before = 0, out_rank = rank;
+    for (long k : dims) {
+      auto sz = x.shape.size(k);
+      if (!sz) return unknown();
+      if (*sz != 1) continue;
+      --out_rank;
+      if (sharded && k == d)
+        return propagation_error(
+            op, axis,
+            "squeezing dim " + std::to_string(d) + " (local size 1), which " +
+                std::string(axis) +
+                " shards, is ambiguous: the sharded dim "
+                "disappears",
+            "all_gather dim " + std::to_string(d) + " first");
+      if (k < d) ++removed_before;
+    }
+    return keep(out_rank, d - removed_before);
+  }
+  if (name == "unsqueeze") {
+    if (args.dims.empty()) return unknown();
+    auto n = dim_arg(op, axis, args.dims[0], rank + 1);
+    if (!n) return n.error();
+    return keep(rank + 1, d >= *n ? d + 1 : d);
+  }
+  if (name == "expand" || name == "broadcast_to" || name == "expand_as") {
+    std::vector<std::optional<long>> target = args.sizes;
+    if (name == "expand_as") {
+      if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
+      target = *ts[1].shape.dims;
+    }
+    long out_rank = static_cast<long>(target.size());
+    long lead = out_rank - rank;
+    if (lead < 0) {
+      TypeError e;
+      e.kind = ErrorKind::InvalidArgument;
+      e.axis = std::string(axis);
+      e.message = std::string(op) + ": " + std::to_string(target.size()) +
+                  " sizes for a tensor of rank " + std::to_string(rank);
+      return e;
+    }
+    if (!sharded) return keep(out_rank, 0);
+    auto t = target.at(d + lead);
+    auto sz = x.shape.size(d);
+    if (t && *t != -1 && (!sz || *sz != *t)) {
+      if (!sz) return unknown(out_rank);
+      return no_strategy(
+          op, axis,
+          "it expands dim " + std::to_string(d) + " (local size " +
+              std::to_string(*sz) + ") to " + std::to_string(*t) + ", and " +
+              std::string(axis) + " shards that dim",
+          "expand the dim before sharding it, or " + gather_fix(axis, 0, d));
+    }
+    if (!t) return unknown(out_rank);
+    return keep(out_rank, d + lead);
+  }
+  if (name == "narrow" || name == "slice" || name == "select" ||
+      name == "index_select" || name == "chunk" || name == "split" ||
+      name == "tensor_split" || name == "unbind") {
+    long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
+    auto n = dim_arg(op, axis, raw, rank);
+    if (!n) return n.error();
+    bool removes = name == "select" || name == "unbind";
+    long out_rank = removes ? rank - 1 : rank;
+    if (name == "index_select" && ts.size() > 1 &&
+        ts[1].placement.kind != K::Replicate)
+      return ts[1].placement.kind == K::Unknown
+                 ? Result<AxisOutcome>(unknown(out_rank))
+                 : Result<AxisOutcome>(
+                       no_strategy(op, axis, "the index args[1] is sharded",
+                                   "all_gather the index first"));
+    if (!sharded) return keep(out_rank, 0);
+    if (*n == d) {
+      if ((name == "narrow" || name == "slice") && args.full_range)
+        return keep(out_rank, d);
+      if (name == "chunk" || name == "split" || name == "tensor_split" ||
+          name == "unbind")
+        return on_shard("it splits along");
+      return on_shard("it indexes");
+    }
+    return keep(out_rank, removes && *n < d ? d - 1 : d);
+  }
+  if (name == "index") {
+    // Walk the subscript: dims consumed from the input, dims produced.
+    long n_named = 0;
+    bool has_ellipsis = false;
+    for (const auto& it : args.index) {
+      if (it.kind == IndexItem::Kind::Ellipsis)
+        has_ellipsis = true;
+      else if (it.kind != IndexItem::Kind::NewAxis)
+        ++n_named;
+    }
+    long in_dim = 0, out_dim = 0;
+    std::optional<long> nd;
+    bool tensor_seen = false;
+    auto consume_full = [&](long count) {
+      for (long k = 0; k < count; ++k, ++in_dim, ++out_dim)
+        if (in_dim == d) nd = out_dim;
+    };
+    for (const auto& it : args.index) {
+      switch (it.kind) {
+        case IndexItem::Kind::Ellipsis:
+          consume_full(rank - n_named);
+          break;
+        case IndexItem::Kind::NewAxis:
+          ++out_dim;
+          break;
+        case IndexItem::Kind::FullSlice:
+          consume_full(1);
+          break;
+        case IndexItem::Kind::Slice:
+          if (sharded && in_dim == d) return on_shard("it slices");
+          consume_full(1);
+          break;
+        case IndexItem::Kind::Integer:
+          if (sharded && in_dim == d) return on_shard("it indexes");
+          ++in_dim;
+          break;
+        case IndexItem::Kind::Tensor:
+          if (sharded && in_dim == d) return on_shard("it indexes");
+          tensor_seen = true;
+          ++in_dim;
+          break;
+      }
+    }
+    (void)has_ellipsis;
+    long rest = rank - in_dim;
+    consume_full(rest);
+    // Advanced indexing moves dims around (torch's rules); not modelled.
+    if (tensor_seen && sharded) return unknown();
+    if (tensor_seen) return keep(out_dim, 0);
+    if (!sharded) return keep(out_dim, 0);
+    if (!nd) return unknown(out_dim);
+    return keep(out_dim, *nd);
+  }
+  if (name == "flip" || name == "roll") {
+    if (!sharded) return keep(rank, 0);
+    if (!args.has_dims) return on_shard("it moves elements across");
+    for (long a : args.dims) {
+      auto n = dim_arg(op, axis, a, rank);
+      if (!n) return n.error();
+      if (*n == d) return on_shard("it moves elements across");
+    }
+    return keep(rank, d);
+  }
+  if (name == "repeat" || name == "tile") {
+    long out_rank = std::max(rank, static_cast<long>(args.sizes.size()));
+    long lead = out_rank - rank;
+    if (!sharded) return keep(out_rank, 0);
+    long k = d + static_cast<long>(args.sizes.size()) - rank;
+    if (k >= 0 && k < static_cast<long>(args.sizes.size())) {
+      if (!args.sizes[k]) return unknown(out_rank);
+      if (*args.sizes[k] != 1) return on_shard("it repeats along");
+    }
+    return keep(out_rank, d + lead);
+  }
+  return unknown();
+}
+
+}  // namespace
+
+// ---- public
+// ------------------------------------------------------------------
+
+std::string Placement::to_string() const {
+  switch (kind) {
+    case Kind::Replicate:
+      return "R";
+    case Kind::Shard:
+      return "S(" + std::to_string(dim) + ")";
+    case Kind::Partial:
+      return "P";
+    case Kind::Unknown:
+      return "?";
+  }
+  return "?";
+}
+
+const char* to_string(ShardRule r) {
+  switch (r) {
+    case ShardRule::Pointwise:
+      return "pointwise";
+    case ShardRule::Contraction:
+      return "contraction";
+    case ShardRule::LinearReduction:
+      return "linear reduction";
+    case ShardRule::NonlinearReduction:
+      return "nonlinear reduction";
+    case ShardRule::AlongDim:
+      return "along-dim";
+    case ShardRule::Norm:
+      return "normalisation";
+    case ShardRule::Shape:
+      return "shape";
+    case ShardRule::Embedding:
+      return "embedding";
+    case ShardRule::Loss:
+      return "loss";
+    case ShardRule::Unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+std::string canonical_op_name(std::string_view op) {
+  std::string s(op);
+  if (s.rfind("prop ", 0) == 0) s = s.substr(5);
+  if (auto p = s.rfind("::"); p != std::string::npos) s = s.substr(p + 2);
+  if (!s.empty() && s[0] == '.') s = s.substr(1);
+  if (auto p = s.find('.'); p != std::string::npos) s = s.substr(0, p);
+  static const std::map<std::string, std::string, std::less<>> dunders = {
+      {"__add__", "add"},       {"__radd__", "add"},
+      {"__iadd__", "add"},      {"__sub__", "sub"},
+      {"__rsub__", "sub"},      {"__isub__", "sub"},
+      {"__mul__", "mul"},       {"__rmul__", "mul"},
+      {"__imul__", "mul"},      {"__truediv__", "div"},
+      {"__rtruediv__", "div"},  {"__itruediv__", "div"},
+      {"__neg__", "neg"},       {"__pow__", "pow"},
+      {"__matmul__", "matmul"}, {"__rmatmul__", "matmul"},
+      {"__getitem__", "index"}, {"__ge__", "ge"},
+      {"__gt__", "gt"},         {"__le__", "le"},
+      {"__lt__", "lt"},         {"__eq__", "eq"},
+      {"__ne__", "ne"},         {"operator+", "add"},
+      {"operator-", "sub"},     {"operator*", "mul"},
+      {"operator/", "div"},     {"operator[]", "index"},
+      {"operator+=", "add"},    {"operator-=", "sub"},
+      {"operator*=", "mul"},    {"operator/=", "div"}};
+  if (auto it = dunders.find(s); it != dunders.end()) return it->second;
+  if (s.size() > 1 && s.back() == '_' && s.front() != '_') s.pop_back();
+  if (s == "concat" || s == "concatenate") return "cat";
+  if (s == "subtract") return "sub";
+  if (s == "multiply") return "mul";
+  if (s == "divide" || s == "true_divide") return "div";
+  return s;
+}
+
+ShardRule shard_rule_of(std::string_view op) {
+  std::string n = canonical_op_name(op);
+  if (kContraction.count(n)) return ShardRule::Contraction;
+  if (kLinearReduction.count(n)) return ShardRule::LinearReduction;
+  if (kNonlinearReduction.count(n)) return ShardRule::NonlinearReduction;
+  if (kAlongDim.count(n)) return ShardRule::AlongDim;
+  if (kNorm.count(n)) return ShardRule::Norm;
+  if (kShape.count(n)) return ShardRule::Shape;
+  if (n == "embedding") return ShardRule::Embedding;
+  if (n == "cross_entropy" || n == "nll_loss") return ShardRule::Loss;
+  if (kPointwise.count(n)) return ShardRule::Pointwise;
+  return ShardRule::Unknown;
+}
+
+Result<AxisOutcome> propagate_axis(std::string_view op,
+                                   const std::vector<AxisArg>& tensors,
+                                   const ShardingArgs& args,
+                                   std::string_view axis) {
+  std::string name = canonical_op_name(op);
+  if (tensors.empty()) return out(Placement::replicate(), std::nullopt);
+  // A shard must name a dim of its operand (a front end may pass a spec and
+  // a shape that disagree; report it instead of indexing out of range).
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto& t = tensors[i];
+    if (t.placement.is_shard() &&
+        (t.placement.dim < 0 ||
+         (t.shape.rank_known() && t.placement.dim >= t.shape.rank()))) {
+      TypeError e;
+      e.kind = ErrorKind::InvalidArgument;
+      e.axis = std::string(axis);
+      e.message = std::string(op) + ": " + arg(i) + " is S(" +
+                  std::to_string(t.placement.dim) + ") on axis " +
+                  std::string(axis) + " but has local shape " +
+                  t.shape.to_string();
+      e.fix = "pass a resolved (non-negative) shard dim below the rank";
+      return e;
+    }
+  }
+  switch (shard_rule_of(op)) {
+    case ShardRule::Pointwise:
+      return pointwise(op, tensors, axis);
+    case ShardRule::Contraction:
+      return contraction(op, name, tensors, args, axis);
+    case ShardRule::LinearReduction:
+      return reduction(op, name, true, tensors, args, axis);
+    case ShardRule::NonlinearReduction:
+      return reduction(op, name, false, tensors, args, axis);
+    case ShardRule::AlongDim:
+      return along_dim(op, name, tensors, args, axis);
+    case ShardRule::Norm:
+      return norm_layer(op, tensors, args, axis);
+    case ShardRule::Shape:
+      return shape_op(op, name, tensors, args, axis);
+    case ShardRule::Embedding:
+      return embedding(op, op.rfind("aten::", 0) == 0 || op == "at::embedding",
+                       tensors, axis);
+    case ShardRule::Loss:
+      return loss(op, tensors, args, axis);
+    case ShardRule::Unknown:
+      break;
+  }
+  return unknown(std::nullopt, std::string(op) +
+                                   " has no sharding rule in the core: the "
+                                   "shard of its result is unknown");
+}
+
+bool GlobalContext::is_global(std::string_view axis) const {
+  if (!global) return false;
+  return std::find(local_axes.begin(), local_axes.end(), axis) ==
+         local_axes.end();
+}
+
+Result<GlobalResult> infer_global(std::string_view op,
+                                  const std::vector<GlobalOperand>& operands,
+                                  const ShardingArgs& args,
+                                  const GlobalContext& ctx) {
+  auto is_global = [&](std::string_view a) { return ctx.is_global(a); };
+  // §12.2: operands of a global op carry a spec for every V axis.
+  std::size_t ti = 0;
+  if (ctx.global) {
+    for (const auto& o : operands) {
+      if (o.kind != Operand::Kind::Tensor) continue;
+      if (o.type) {
+        auto s = check_global_operand(*o.type, is_global, arg(ti));
+        if (!s) {
+          TypeError e = s.error();
+          e.message = std::string(op) + ": " + e.message;
+          return e;
+        }
+      }
+      ++ti;
+    }
+  }
+  // Local rule first.
+  std::vector<Operand> local_ops;
+  for (const auto& o : operands) {
+    Operand lo;
+    lo.kind = o.kind;
+    lo.position = o.position;
+    if (o.type) lo.type = o.type->local;
+    local_ops.push_back(std::move(lo));
+  }
+  auto local = infer(op, local_ops, ctx.local);
+  if (!local) return local.error();
+  GlobalResult res;
+  res.type.local = *local;
+  if (!ctx.global) return res;
+
+  // Global shard axes, ordered by the input specs' tuples (edges a -> b when
+  // a is outer to b in some entry); conflicting orders are an error.
+  std::vector<std::string> shard_axes;
+  std::map<std::string, std::set<std::string>> after;  // a -> axes inner to a
+  std::set<std::string> unknown_axes;
+  auto reaches = [&](const std::string& from, const std::string& to) {
+    std::vector<std::string> stack = {from};
+    std::set<std::string> seen;
+    while (!stack.empty()) {
+      auto cur = stack.back();
+      stack.pop_back();
+      for (const auto& n : after[cur]) {
+        if (n == to) return true;
+        if (seen.insert(n).second) stack.push_back(n);
+      }
+    }
+    return false;
+  };
+  for (const auto& o : operands) {
+    if (o.kind != Operand::Kind::Tensor || !o.type) continue;
+    for (const auto& a : o.type->unknown_shards)
+      if (is_global(a)) unknown_axes.insert(a);
+    if (!o.type->spec) continue;
+    for (const auto& entry : o.type->spec->entries()) {
+      std::vector<std::string> g;
+      for (const auto& a : entry)
+        if (is_global(a)) g.push_back(a);
+      for (std::size_t k = 0; k + 1 < g.size(); ++k) {
+        if (reaches(g[k + 1], g[k])) {
+          TypeError e;
+          e.kind = ErrorKind::SpmdTypeError;
+          e.axis = g[k];
+          e.message = std::string(op) +
+                      ": PartitionSpec axis order conflict: one operand "
+                      "shards a dim by (" +
+                      g[k + 1] + " outer to " + g[k] + ") and another by (" +
+                      g[k] + " outer to " + g[k + 1] + ")";
+          e.fix = "redistribute one operand so both use the same order";
+          return e;
+        }
+        after[g[k]].insert(g[k + 1]);
+      }
+      for (const auto& a : g)
+        if (std::find(shard_axes.begin(), shard_axes.end(), a) ==
+            shard_axes.end())
+          shard_axes.push_back(a);
+    }
+  }
+  // Operand views per axis.
+  std::vector<const GlobalOperand*> tensors;
+  for (const auto& o : operands)
+    if (o.kind == Operand::Kind::Tensor) tensors.push_back(&o);
+
+  std::map<std::string, Placement> placed;
+  std::optional<long> out_rank;
+  std::vector<std::string> axes = shard_axes;
+  for (const auto& a : unknown_axes)
+    if (std::find(axes.begin(), axes.end(), a) == axes.end()) axes.push_back(a);
+  for (const auto& a : axes) {
+    if (!res.type.local.has(a)) continue;  // skipped by permissive inference
+    std::vector<AxisArg> view;
+    for (const auto* t : tensors) {
+      AxisArg aa;
+      aa.shape = t->shape;
+      if (!t->type || !t->type->local.has(a)) {
+        aa.placement = Placement::unknown();
+      } else if (t->type->unknown_shards.count(a)) {
+        aa.placement = Placement::unknown();
+      } else if (auto d =
+                     t->type->spec ? t->type->spec->dim_of(a) : std::nullopt) {
+        aa.placement = Placement::shard(*d);
+      } else {
+        auto k = t->type->local.get(a)->kind;
+        aa.placement = k == TypeKind::Partial ? Placement::partial()
+                                              : Placement::replicate();
+      }
+      view.push_back(std::move(aa));
+    }
+    auto r = propagate_axis(op, view, args, a);
+    if (!r) return r.error();
+    if (!r->note.empty()) res.notes.push_back(r->note);
+    if (r->out_rank) out_rank = r->out_rank;
+    placed[a] = r->placement;
+  }
+  res.out_rank = out_rank;
+  // Combine.
+  std::map<long, std::vector<std::string>> by_dim;
+  for (const auto& a : axes) {
+    auto it = placed.find(a);
+    if (it == placed.end()) continue;
+    Placement p = it->second;
+    auto local_t = res.type.local.get(a);
+    switch (p.kind) {
+      case K::Partial:
+        if (local_t && local_t->kind == TypeKind::Varying)
+          res.type.local.set(a, spmd::types::P);  // §12.2 promotion
+        break;
+      case K::Shard:
+        if (!out_rank) {
+          res.type.unknown_shards.insert(a);
+        } else {
+          by_dim[p.dim].push_back(a);
+        }
+        break;
+      case K::Unknown:
+        res.type.unknown_shards.insert(a);
+        break;
+      case K::Replicate:
+        break;
+    }
+  }
+  if (!by_dim.empty()) {
+    PartitionSpec spec = PartitionSpec::none(*out_rank);
+    for (auto& [dim, list] : by_dim) {
+      for (std::size_t k = 0; k + 1 < list.size(); ++k) {
+        if (!reaches(list[k], list[k + 1]) && !reaches(list[k + 1], list[k])) {
+          TypeError e;
+          e.kind = ErrorKind::SpmdTypeError;
+          e.axis = list[k];
+          e.message = std::string(op) + ": axes " + list[k] + " and " +
+                      list[k + 1] + " both shard output dim " +
+                      std::to_string(dim) +
+                      " but no input PartitionSpec gives their order";
+          e.fix = "give the order with an explicit PartitionSpec on an input";
+          return e;
+        }
+      }
+      // Outer-to-inner: sort by the order relation (axes that reach others
+      // first); ties keep first-seen order.
+      for (std::size_t i = 1; i < list.size(); ++i)  // insertion sort
+        for (std::size_t k = i; k > 0 && reaches(list[k], list[k - 1]); --k)
+          std::swap(list[k], list[k - 1]);
+      for (const auto& a : list) spec = spec.with_innermost(dim, a);
+    }
+    res.type.spec = spec;
+  }
+  return res;
+}
+
+}  // namespace spmd::core

@@ -1,0 +1,237 @@
+// annotations.cpp - the runtime checker's public annotation API: assert_type
+// and friends (spec §8), typed scalars, mutate_type, the loss check, and
+// queries of the side table.
+#include <ATen/ATen.h>
+#include <spmd/core/annotation_rules.h>
+#include <spmd/errors.h>
+
+#include "internal.h"
+
+namespace spmd::checker {
+namespace internal {
+namespace {
+
+[[noreturn]] void throw_type(std::string message) {
+  core::TypeError e;
+  e.kind = core::ErrorKind::SpmdTypeError;
+  e.message = std::move(message);
+  spmd::throw_error(e);
+}
+
+[[noreturn]] void throw_usage(std::string message) {
+  core::TypeError e;
+  e.kind = core::ErrorKind::UsageError;
+  e.message = std::move(message);
+  spmd::throw_error(e);
+}
+
+// Builds the asserted map (spec §8.1 steps 2-6): names checked against the
+// current mesh, singleton axes dropped, S(i) resolved against x's ndim and
+// recorded as V, one shard dim per axis.
+TensorType asserted_map(
+    const at::Tensor& x,
+    const std::vector<std::pair<std::string, PerAxisType>>& entries,
+    const Ctx& ctx) {
+  TensorType t;
+  std::vector<std::pair<long, std::string>> shard_dims;
+  for (const auto& [axis, type] : entries) {
+    if (ctx.mesh && !ctx.mesh->has_name(axis)) {
+      std::string avail;
+      for (const auto& a : ctx.mesh->all)
+        avail += (avail.empty() ? "" : ", ") + a.name;
+      throw_type("no mesh axis named '" + axis +
+                 "' in the current mesh. Available: " +
+                 (avail.empty() ? "(no named axes)" : avail));
+    }
+    if (ctx.mesh && ctx.mesh->is_singleton(axis)) continue;
+    if (t.has(axis))
+      throw_usage("assert_type: axis '" + axis + "' is given twice");
+    PerAxisType local = type;
+    if (type.is_shard()) {
+      core::Result<PerAxisType> r = core::resolve_shard_dim(type, x.dim());
+      if (!r.ok()) throw_with_context(r.error(), "");
+      for (const auto& [dim, other] : shard_dims) {
+        if (dim == r.value().dim)
+          throw_type("assert_type: tensor dim " + std::to_string(dim) +
+                     " is sharded on multiple axes (" + other + " and " + axis +
+                     "); the order of the axes on one dim is ambiguous, "
+                     "shard different dims or annotate V");
+      }
+      shard_dims.emplace_back(r.value().dim, axis);
+      local = type.local();
+    }
+    t.set(axis, local);
+  }
+  return t;
+}
+
+void assert_on(const at::Tensor& x, const TensorType& asserted,
+               const std::string& what, const Ctx& ctx) {
+  if (!x.defined()) throw_usage(what + ": the tensor is undefined");
+  TypeRef cur = type_of(x);
+  core::Result<TensorType> r = core::assert_type(
+      cur ? std::optional<TensorType>(*cur) : std::nullopt, asserted);
+  if (!r.ok())
+    throw_with_context(r.error(), "  In " + what +
+                                      "(\n    x: " + describe_tensor(x) +
+                                      ",\n    type: " + asserted.to_string() +
+                                      ",\n  )" + mesh_suffix(ctx));
+  stamp(x, intern(r.value()));
+}
+
+std::vector<std::pair<std::string, PerAxisType>> entries_of(
+    std::initializer_list<AxisType> type) {
+  std::vector<std::pair<std::string, PerAxisType>> entries;
+  for (const AxisType& a : type) {
+    if (a.axis == nullptr) throw_usage("assert_type: an axis has no name");
+    entries.emplace_back(a.axis, a.type);
+  }
+  return entries;
+}
+
+}  // namespace
+}  // namespace internal
+
+using namespace internal;
+
+at::Tensor typed_scalar(const at::Scalar& value,
+                        std::initializer_list<AxisType> type) {
+  if (value.isBoolean())
+    throw_usage("typed_scalar: bool is not a numeric scalar (spec §11)");
+  at::Tensor t;
+  {
+    NoTypecheckGuard untyped;
+    t = at::scalar_tensor(
+        value, at::TensorOptions().dtype(value.isIntegral(false) ? at::kLong
+                                                                 : at::kFloat));
+  }
+  ThreadState* st = active_state();
+  if (st == nullptr) return t;
+  for (const AxisType& a : type)
+    if (a.type.is_shard())
+      throw_usage("typed_scalar: S(i) is not a scalar type; use V");
+  stamp(t, intern(asserted_map(t, entries_of(type), current_ctx(*st))));
+  return t;
+}
+
+const at::Tensor& assert_type_like(const at::Tensor& t, const at::Tensor& src,
+                                   std::initializer_list<AxisType> overrides) {
+  ThreadState* st = active_state();
+  if (st == nullptr) return t;
+  const Ctx& ctx = current_ctx(*st);
+  TensorType type = get_type(src);
+  TensorType over = asserted_map(t, entries_of(overrides), ctx);
+  for (const auto& [axis, ty] : over.map()) type.set(axis, ty);
+  assert_on(t, type, "assert_type_like", ctx);
+  return t;
+}
+
+const at::Tensor& mutate_type(const at::Tensor& x, const Axis& axis,
+                              PerAxisType src, PerAxisType dst) {
+  ThreadState* st = active_state();
+  if (st == nullptr) return x;
+  const Ctx& ctx = current_ctx(*st);
+  if (ctx.mesh && ctx.mesh->is_singleton(axis.name)) return x;
+  TypeRef cur = type_of(x);
+  core::Result<TensorType> r =
+      core::mutate_type(cur ? *cur : TensorType(), axis.name, src, dst);
+  if (!r.ok())
+    throw_with_context(r.error(), "  In mutate_type(\n    x: " +
+                                      describe_tensor(x) + ",\n  )");
+  stamp(x, intern(r.value()));
+  return x;
+}
+
+const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
+                              PerAxisType dst) {
+  ThreadState* st = active_state();
+  if (st == nullptr) return x;
+  TypeRef cur = type_of(x);
+  TensorType t = cur ? *cur : TensorType();
+  for (const std::string& axis : t.axes()) {
+    core::Result<TensorType> r = core::mutate_type(t, axis, src, dst);
+    if (!r.ok())
+      throw_with_context(r.error(), "  In mutate_type(\n    x: " +
+                                        describe_tensor(x) + ",\n  )");
+    t = r.value();
+  }
+  stamp(x, intern(t));
+  return x;
+}
+
+void check_loss(const at::Tensor& loss) {
+  ThreadState* st = active_state();
+  if (st != nullptr) check_loss_impl(loss, *st);
+}
+
+void backward(const at::Tensor& loss, const at::Tensor& gradient) {
+  ThreadState* st = active_state();
+  if (st != nullptr && !gradient.defined()) check_loss_impl(loss, *st);
+  NoTypecheckGuard untyped_backward;
+  loss.backward(gradient);
+}
+
+std::size_t side_table_size() { return store_size(); }
+std::size_t sweep_side_table() { return sweep_store(); }
+void clear_type(const at::Tensor& x) {
+  if (x.defined()) erase_type(x.unsafeGetTensorImpl());
+}
+
+}  // namespace spmd::checker
+
+namespace spmd {
+
+using checker::internal::TypeRef;
+
+core::TensorType get_type(const at::Tensor& x) {
+  TypeRef t = checker::internal::type_of(x);
+  return t ? *t : core::TensorType();
+}
+
+bool has_type(const at::Tensor& x) {
+  return checker::internal::type_of(x) != nullptr;
+}
+
+std::optional<PerAxisType> get_axis_type(const at::Tensor& x,
+                                         const Axis& axis) {
+  TypeRef t = checker::internal::type_of(x);
+  if (t == nullptr) return std::nullopt;
+  return t->get(axis.name);
+}
+
+const at::Tensor& assert_type(const at::Tensor& x,
+                              std::initializer_list<AxisType> type) {
+  checker::internal::ThreadState* st = checker::internal::active_state();
+  if (st == nullptr) return x;  // off means off: one thread-local read
+  const checker::internal::Ctx& ctx = checker::internal::current_ctx(*st);
+  checker::internal::assert_on(x,
+                               checker::internal::asserted_map(
+                                   x, checker::internal::entries_of(type), ctx),
+                               "assert_type", ctx);
+  return x;
+}
+
+const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type) {
+  checker::internal::ThreadState* st = checker::internal::active_state();
+  if (st == nullptr) return x;
+  const checker::internal::Ctx& ctx = checker::internal::current_ctx(*st);
+  if (!ctx.mesh)
+    checker::internal::throw_type(
+        "assert_type(x, " + core::to_string(type) +
+        "): a bare type needs a current mesh (spmd::MeshGuard or "
+        "TypecheckOptions::mesh); or name the axes: {tp = " +
+        core::to_string(type) + "}");
+  std::vector<std::pair<std::string, PerAxisType>> entries;
+  for (const std::string& a : ctx.mesh->axes) entries.emplace_back(a, type);
+  checker::internal::assert_on(
+      x, checker::internal::asserted_map(x, entries, ctx), "assert_type", ctx);
+  return x;
+}
+
+const std::vector<at::Tensor>& assert_type(
+    const std::vector<at::Tensor>& xs, std::initializer_list<AxisType> type) {
+  for (const at::Tensor& x : xs) assert_type(x, type);
+  return xs;
+}
+
+}  // namespace spmd

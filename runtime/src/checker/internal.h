@@ -1,0 +1,176 @@
+// internal.h - what the pieces of the runtime checker share (private to
+// runtime/src/checker). The pieces: type_store.cpp (interned type maps and
+// the side table beside tensors), thread_state.cpp (per-thread state and the
+// guards), error_context.cpp (operator context of errors), classify.cpp (ATen
+// schema -> spec op), fallback.cpp (the boxed dispatcher fallback), hooks.cpp
+// (the collective hook and the backward() check; the version-specific part
+// sits in ../torch_compat.cpp) and annotations.cpp (the public annotation
+// API). Rules come only from spmd::core.
+#ifndef SPMD_RUNTIME_CHECKER_INTERNAL_H
+#define SPMD_RUNTIME_CHECKER_INTERNAL_H
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue.h>
+#include <spmd/checker.h>
+#include <spmd/core/error.h>
+#include <spmd/core/propagation.h>
+#include <spmd/core/tensor_type.h>
+#include <spmd/detail/collective_hook.h>
+#include <spmd/mesh.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "../torch_compat.h"
+
+namespace spmd::checker::internal {
+
+using core::TensorType;
+
+/// The mode key of the fallback (see compat::kCheckerModeKey). It sits above
+/// Autograd, so composites such as aten::linear and aten::matmul are seen
+/// before they decompose; it is excluded while the op runs, so their
+/// decompositions are not typed again.
+inline constexpr c10::DispatchKey kModeKey = compat::kCheckerModeKey;
+
+// --- type store (type_store.cpp) ---------------------------------------------
+
+/// An interned type map; nullptr means untyped.
+using TypeRef = const TensorType*;
+
+/// The one stored copy of `t` (thread-safe; never freed).
+TypeRef intern(const TensorType& t);
+/// The type stored beside `t`, or nullptr (also for an undefined tensor).
+TypeRef type_of(const at::Tensor& t);
+/// Stores `type` beside `t` (nothing for an undefined tensor).
+void stamp(const at::Tensor& t, TypeRef type);
+/// Removes the entry of `impl`.
+void erase_type(const c10::TensorImpl* impl);
+/// Number of entries; sweep drops dead ones first.
+std::size_t store_size();
+std::size_t sweep_store();
+
+// --- thread state (thread_state.cpp) -----------------------------------------
+
+// The mesh the checker sees: non-singleton axes in mesh order, and every
+// name of the mesh (singletons included) for annotation checks.
+struct MeshView {
+  std::vector<std::string> axes;
+  std::vector<MeshAxisInfo> all;
+  bool is_singleton(std::string_view name) const {
+    for (const auto& a : all)
+      if (a.name == name) return a.size == 1;
+    return false;
+  }
+  bool has_name(std::string_view name) const {
+    for (const auto& a : all)
+      if (a.name == name) return true;
+    return false;
+  }
+};
+
+// An immutable inference context; its address is part of the memo key.
+struct Ctx {
+  bool strict = true;
+  std::shared_ptr<const MeshView> mesh;     // explicit mesh from a guard
+  const DeviceMesh* device_mesh = nullptr;  // the runtime mesh it came from
+  core::InferenceContext inference;
+};
+
+struct ThreadState {
+  int depth = 0;
+  bool strict = true;
+  bool trace = false;
+  bool paused = false;
+  std::shared_ptr<const MeshView> explicit_mesh;  // from TypecheckOptions
+  // Inference contexts, kept for the state's lifetime so that their
+  // addresses stay unique memo-key components.
+  std::vector<std::unique_ptr<Ctx>> contexts;
+  const Ctx* ctx = nullptr;
+
+  // Memo of core::infer: (op, ctx, operand kinds/positions/types) -> result.
+  struct Memo {
+    TypeRef type = nullptr;
+    std::shared_ptr<const core::TypeError> error;
+  };
+  struct KeyHash {
+    std::size_t operator()(const std::vector<std::uintptr_t>& k) const {
+      std::size_t h = 1469598103934665603ull;
+      for (std::uintptr_t w : k) h = (h ^ w) * 1099511628211ull;
+      return h;
+    }
+  };
+  std::unordered_map<std::vector<std::uintptr_t>, Memo, KeyHash> infer_memo;
+  std::unordered_map<std::vector<std::uintptr_t>, Memo, KeyHash> inplace_memo;
+  std::vector<std::uintptr_t> key;  // scratch
+};
+
+/// The mesh view of `axes` (singletons kept in `all`, dropped from `axes`).
+std::shared_ptr<const MeshView> make_mesh_view(
+    const std::vector<MeshAxisInfo>& axes);
+
+/// The calling thread's state while a guard is alive, else nullptr.
+extern thread_local ThreadState* tls_state;
+
+/// The thread's state if checking is on (a guard alive, not paused).
+inline ThreadState* active_state() {
+  ThreadState* st = tls_state;
+  return (st != nullptr && !st->paused) ? st : nullptr;
+}
+
+/// The current context: the guard's explicit mesh wins, else the runtime's
+/// current spmd::MeshGuard, else no mesh (spec §4).
+const Ctx& current_ctx(ThreadState& st);
+
+// --- errors with the operator context of spec §9.3 (error_context.cpp) ------
+
+/// Throws `error` with `context` (the operator call) appended.
+[[noreturn]] void throw_with_context(core::TypeError error,
+                                     const std::string& context);
+/// "f32[2, 3] {tp: V}" (or "None", "untyped").
+std::string describe_tensor(const at::Tensor& t);
+/// " under mesh {dp, tp}", or "" without a mesh.
+std::string mesh_suffix(const Ctx& ctx);
+/// "  In aten::add.Tensor(\n    self: ...,\n  ) under mesh {...}".
+std::string op_context(const c10::FunctionSchema& schema,
+                       const std::vector<c10::IValue>& args, const Ctx& ctx);
+
+// --- op classification (classify.cpp) ----------------------------------------
+
+enum class ArgRole : unsigned char {
+  Input,       // contributes its type
+  InputWrite,  // contributes and is mutated (in-place self)
+  Out,         // out= destination: mutated, does not contribute (§6.11)
+};
+
+struct OpEntry {
+  std::string qualified;  // "aten::add.Tensor"
+  core::OpInfo info;      // classified under the spec name
+  bool passthrough = false;
+  std::vector<ArgRole> roles;
+  std::vector<bool> tensor_position;  // plain numbers here are weak scalars
+  std::size_t num_args = 0;
+  std::size_t num_returns = 0;
+};
+
+/// The classification of `op`, cached per thread by schema.
+const OpEntry& op_entry(const c10::OperatorHandle& op);
+
+// --- hooks (hooks.cpp)
+// ---------------------------------------------------------
+
+/// The hook the runtime collectives call while a guard is alive (spec §7.2).
+spmd::detail::CollectiveHook& collective_hook();
+/// Routes Tensor::backward through the loss check (once per process).
+void install_backward_check();
+/// The loss check of spec §6.15 (throws SpmdTypeError).
+void check_loss_impl(const at::Tensor& loss, const ThreadState& st);
+
+}  // namespace spmd::checker::internal
+
+#endif  // SPMD_RUNTIME_CHECKER_INTERNAL_H

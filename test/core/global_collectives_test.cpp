@@ -1,0 +1,355 @@
+// Collectives in global mode, local_axes and local_map boundaries (spec
+// §12.3-§12.5; cases Z009-Z026 of shared/cases/type-cases.md; the
+// reference's TestGlobalSpmdDirectCollectives, TestGlobalSpmdRedistribute and
+// TestMixedGlobalAxes; issue #11's collective bugs).
+#include "global_test_util.h"
+
+namespace spmd::core::testing {
+namespace {
+
+using C = Collective;
+
+struct CollCase {
+  const char* id;
+  CollectiveCall call;
+  const char* input;  // map with S(i) sugar
+  const char* spec;   // explicit spec or nullptr
+  std::vector<long> shape;
+  const char* expected;  // nullptr: error
+  std::vector<std::string> phrases;
+  ErrorKind kind = ErrorKind::SpmdTypeError;
+};
+
+CollectiveCall WithDim(CollectiveCall c, long gather) {
+  c.gather_dim = gather;
+  return c;
+}
+
+class GlobalCollectiveTest : public ::testing::TestWithParam<CollCase> {};
+
+TEST_P(GlobalCollectiveTest, Transfers) {
+  const auto& c = GetParam();
+  Shape s = Shape::of(c.shape);
+  GlobalType in =
+      GT(c.input, s,
+         c.spec ? std::optional<std::string_view>(c.spec) : std::nullopt);
+  auto r = transfer_global(c.call, in, "tp", {}, s);
+  if (c.expected)
+    EXPECT_TRUE(GivesGlobal(r, c.expected));
+  else
+    EXPECT_TRUE(FailsWith(r, c.kind, c.phrases));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GlobalCollectiveTest,
+    ::testing::Values(
+        CollCase{"Z009_src_mismatch",
+                 Call(C::AllGather, S(1), R),
+                 "{tp: S(0)}",
+                 nullptr,
+                 {4, 3},
+                 nullptr,
+                 {"all_gather", "expected input shard S(1) on axis tp",
+                  "got S(0)", "src=S(0)", "dim 0"}},
+        CollCase{"Z010_all_to_all",
+                 Call(C::AllToAll, S(0), S(1)),
+                 "{tp: S(0)}",
+                 nullptr,
+                 {6, 3},
+                 "{tp: S(1)} PartitionSpec(None, tp)",
+                 {}},
+        CollCase{"Z011_all_gather",
+                 Call(C::AllGather, S(0), R),
+                 "{tp: S(0)}",
+                 nullptr,
+                 {4, 3},
+                 "{tp: R} PartitionSpec(None, None)",
+                 {}},
+        CollCase{"all_gather_to_I",
+                 Call(C::AllGather, S(0), I),
+                 "{tp: S(0)}",
+                 nullptr,
+                 {4, 3},
+                 "{tp: I} PartitionSpec(None, None)",
+                 {}},
+        CollCase{"Z026_reduce_scatter",
+                 Call(C::ReduceScatter, P, S(0)),
+                 "{tp: P}",
+                 nullptr,
+                 {6, 3},
+                 "{tp: S(0)} PartitionSpec(tp, None)",
+                 {}},
+        CollCase{"all_reduce_P_R",
+                 Call(C::AllReduce, P, R),
+                 "{tp: P}",
+                 nullptr,
+                 {4, 3},
+                 "{tp: R} PartitionSpec(None, None)",
+                 {}},
+        CollCase{"all_to_all_src_mismatch",
+                 Call(C::AllToAll, S(1), S(0)),
+                 "{tp: S(0)}",
+                 nullptr,
+                 {6, 3},
+                 nullptr,
+                 {"expected input shard S(1)", "got S(0)"}},
+        CollCase{"issue11_gather_wrong_dim",
+                 Call(C::AllGather, S(0), R),
+                 "{tp: S(-1)}",
+                 nullptr,
+                 {4, 3},
+                 nullptr,
+                 {"expected input shard S(0) on axis tp", "got S(1)",
+                  "along dim 1"}},
+        CollCase{"negative_src_matches",
+                 Call(C::AllGather, S(-1), R),
+                 "{tp: S(1)}",
+                 nullptr,
+                 {4, 3},
+                 "{tp: R} PartitionSpec(None, None)",
+                 {}},
+        CollCase{"issue11_all_reduce_of_shard",
+                 Call(C::AllReduce, P, R),
+                 "{tp: S(1)}",
+                 nullptr,
+                 {4, 3},
+                 nullptr,
+                 {"all_reduce", "sharded on axis tp", "S(1)",
+                  "not a pending sum", "all_gather(x, tp, S(1), R)"}},
+        CollCase{"reduce_scatter_of_shard",
+                 Call(C::ReduceScatter, P, S(0)),
+                 "{tp: S(1)}",
+                 nullptr,
+                 {4, 3},
+                 nullptr,
+                 {"reduce_scatter", "not a pending sum"}},
+        CollCase{"reinterpret_shard_as_partial",
+                 Call(C::Reinterpret, V, P),
+                 "{tp: S(0)}",
+                 nullptr,
+                 {4, 3},
+                 nullptr,
+                 {"reinterpret", "not a pending sum", "expert_mode"}},
+        CollCase{"reinterpret_shard_as_partial_expert",
+                 Call(C::Reinterpret, V, P, true),
+                 "{tp: S(0)}",
+                 nullptr,
+                 {4, 3},
+                 "{tp: P} PartitionSpec(None, None)",
+                 {}},
+        CollCase{"issue11_gather_of_pending_sum",
+                 Call(C::AllGather, S(0), R),
+                 "{tp: P}",
+                 nullptr,
+                 {4, 3},
+                 nullptr,
+                 {"all_gather", "expected input type V on axis tp", "got P"}},
+        CollCase{"innermost_rule",
+                 Call(C::AllGather, S(0), R),
+                 "{}",
+                 "((tp, dp), None)",
+                 {4, 3},
+                 nullptr,
+                 {"all_gather on axis tp", "not the innermost", "(tp, dp)",
+                  "dim 0", "(dp)"},
+                 ErrorKind::RedistributeError},
+        CollCase{"innermost_ok",
+                 Call(C::AllGather, S(0), R),
+                 "{}",
+                 "((dp, tp), None)",
+                 {4, 3},
+                 "{dp: S(0), tp: R} PartitionSpec(dp, None)",
+                 {}},
+        CollCase{"dst_appended_innermost",
+                 Call(C::AllToAll, S(1), S(0)),
+                 "{}",
+                 "(dp, tp)",
+                 {4, 3},
+                 "{dp: S(0), tp: S(0)} PartitionSpec((dp, tp), None)",
+                 {}},
+        CollCase{"convert_R_to_S",
+                 Call(C::Convert, R, S(-1)),
+                 "{tp: R}",
+                 nullptr,
+                 {4, 3},
+                 "{tp: S(1)} PartitionSpec(None, tp)",
+                 {}},
+        CollCase{"gather_stack_adds_dim",
+                 WithDim(Call(C::AllGather, V, R), 0),
+                 "{}",
+                 "(None, tp)",
+                 {4, 3},
+                 "{tp: R} PartitionSpec(None, None, None)",
+                 {}}),
+    [](const auto& info) { return std::string(info.param.id); });
+
+TEST(GlobalCollectiveModeTest, VaryingWithoutSpecOnGlobalAxis) {
+  GlobalType v;
+  v.local = TT("{tp: V}");
+  auto r = transfer_global(Call(C::AllGather, S(0), R), v, "tp", {},
+                           Shape::of({4, 3}));
+  EXPECT_TRUE(FailsWith(
+      r, ErrorKind::SpmdTypeError,
+      {"all_gather", "axis tp is global", "V without", "assert_type"}));
+}
+
+TEST(GlobalCollectiveModeTest, MixedPolicyAxisIsAnError) {
+  GlobalContext ctx;
+  ctx.local.mesh_axes = std::vector<std::string>{"dp", "tp"};
+  ctx.local_axes = {"dp"};
+  GlobalType t = GT("{dp: V, tp: R}", Shape::of({4, 3}));
+  auto r = transfer_global(Call(C::AllGather, V, R), t, "dp_tp", {"dp", "tp"},
+                           Shape::of({4, 3}), ctx);
+  EXPECT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError,
+                        {"dp_tp", "mixed typechecking policies",
+                         "local axes (dp)", "global axes (tp)"}));
+}
+
+TEST(GlobalCollectiveModeTest, LocalAxisCollectiveIsLocal) {
+  // §12.5: dp is local: V without spec is fine and no spec is touched.
+  GlobalContext ctx;
+  ctx.local.mesh_axes = std::vector<std::string>{"dp", "tp"};
+  ctx.local_axes = {"dp"};
+  GlobalType t = GT("{dp: V, tp: S(1)}", Shape::of({4, 3}));
+  auto r = transfer_global(Call(C::AllReduce, P, R), t, "dp", {},
+                           Shape::of({4, 3}), ctx);
+  EXPECT_TRUE(GivesGlobal(r, "{dp: R, tp: S(1)} PartitionSpec(None, tp)"));
+}
+
+TEST(GlobalCollectiveModeTest, UnknownRankKeepsShardUnknown) {
+  GlobalType t = GT("{tp: P}", Shape::unknown());
+  auto r = transfer_global(Call(C::ReduceScatter, P, S(-1)), t, "tp", {},
+                           Shape::unknown());
+  EXPECT_TRUE(GivesGlobal(r, "{tp: S(?)}"));
+}
+
+// ---- local_axes (§12.5)
+// -------------------------------------------------------
+
+TEST(LocalAxesTest, MustBeAnOuterPrefixOfTheMesh) {
+  std::vector<std::string> mesh = {"dp", "cp", "tp"};
+  EXPECT_TRUE(Succeeds(check_local_axes(mesh, {})));
+  EXPECT_TRUE(Succeeds(check_local_axes(mesh, {"dp"})));
+  EXPECT_TRUE(Succeeds(check_local_axes(mesh, {"cp", "dp"})));
+  EXPECT_TRUE(Succeeds(check_local_axes(mesh, {"dp", "cp", "tp"})));
+  EXPECT_TRUE(FailsWith(check_local_axes(mesh, {"tp"}),
+                        ErrorKind::InvalidArgument,
+                        {"must come before all global axes", "local_axes=(tp)",
+                         "mesh=(dp, cp, tp)"}));
+  EXPECT_TRUE(FailsWith(check_local_axes(mesh, {"dp", "dp"}),
+                        ErrorKind::InvalidArgument, {"duplicate", "dp"}));
+  EXPECT_TRUE(FailsWith(check_local_axes(mesh, {"ep"}),
+                        ErrorKind::InvalidArgument,
+                        {"not present in this mesh", "ep"}));
+}
+
+TEST(LocalAxesTest, AxisOutsideTheMeshHasNoPolicy) {
+  GlobalContext ctx;
+  ctx.local.mesh_axes = std::vector<std::string>{"dp", "tp"};
+  ctx.local_axes = {"dp"};
+  EXPECT_FALSE(*axis_is_global(ctx, "dp"));
+  EXPECT_TRUE(*axis_is_global(ctx, "tp"));
+  EXPECT_TRUE(FailsWith(axis_is_global(ctx, "ep"), ErrorKind::SpmdTypeError,
+                        {"ep", "not in the current mesh"}));
+  EXPECT_FALSE(*axis_is_global(local_region(ctx), "tp"));
+}
+
+// ---- local_map / no_typecheck boundaries (§12.3)
+// ---------------------------------
+
+BoundaryType Types(std::string_view map) {
+  BoundaryType b;
+  b.entries = *TensorType::parse_entries(map);
+  return b;
+}
+
+TEST(LocalMapTest, Z020_OutputsStampedWithOutTypes) {
+  // local_map(in_types=({tp: S(0)}, {tp: R}), out_types={tp: S(1)}) on x @ w.
+  Shape xs = Shape::of({4, 3}), ws = Shape::of({3, 5}), ys = Shape::of({4, 5});
+  auto in = check_boundary(
+      {{true, GT("{tp: S(0)}", xs), xs}, {true, GT("{tp: R}", ws), ws}},
+      {Types("{tp: S(0)}"), Types("{tp: R}")}, "input", "fn");
+  ASSERT_TRUE(Succeeds(in));
+  // The body runs locally: V @ R -> V, no spec.
+  GlobalContext body = local_region(GlobalContext{});
+  auto y = infer_global("matmul",
+                        {GlobalOperand::tensor((*in)[0], xs),
+                         GlobalOperand::tensor((*in)[1], ws)},
+                        {}, body);
+  ASSERT_TRUE(Succeeds(y));
+  EXPECT_EQ(y->type.to_string(), "{tp: V}");
+  auto out = stamp_outputs({{true, y->type, ys}}, {Types("{tp: S(1)}")}, "fn");
+  ASSERT_TRUE(Succeeds(out));
+  EXPECT_EQ((*out)[0]->to_string(), "{tp: S(1)} PartitionSpec(None, tp)");
+}
+
+TEST(LocalMapTest, Z021_InputMismatch) {
+  Shape s = Shape::of({4});
+  auto r = check_boundary({{true, GT("{tp: R}", s), s}}, {Types("{tp: V}")},
+                          "input", "fn");
+  EXPECT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError,
+                        {"local_map[fn]", "input 0", "mismatch on axis tp",
+                         "has R", "expected V"}));
+}
+
+TEST(LocalMapTest, Z023_InferAtALeaf) {
+  Shape s = Shape::of({4});
+  BoundaryType infer;
+  infer.kind = BoundaryType::Kind::Infer;
+  auto r =
+      check_boundary({{true, GT("{tp: R}", s), s}}, {infer}, "input", "fn");
+  EXPECT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError,
+                        {"Infer", "only allowed as the bare in_types"}));
+  // The bare Infer passes inputs through unchecked.
+  EXPECT_TRUE(Succeeds(
+      check_boundary({{true, GT("{tp: R}", s), s}}, {}, "input", "fn", true)));
+}
+
+TEST(LocalMapTest, Z024_NoTypecheckNeedsOutTypes) {
+  EXPECT_TRUE(FailsWith(check_no_typecheck_boundary(true, false),
+                        ErrorKind::UsageError, {"out_types is required"}));
+  EXPECT_TRUE(Succeeds(check_no_typecheck_boundary(true, true)));
+  EXPECT_TRUE(Succeeds(check_no_typecheck_boundary(false, false)));
+}
+
+TEST(LocalMapTest, StructureAndTensorLeaves) {
+  Shape s = Shape::of({4});
+  BoundaryType none;
+  none.kind = BoundaryType::Kind::NonTensor;
+  EXPECT_TRUE(FailsWith(
+      check_boundary({{true, GT("{tp: R}", s), s}}, {none}, "output", "fn"),
+      ErrorKind::SpmdTypeError, {"output 0 is a tensor", "None"}));
+  EXPECT_TRUE(FailsWith(check_boundary({{false, std::nullopt, {}}},
+                                       {Types("{tp: R}")}, "input", "fn"),
+                        ErrorKind::SpmdTypeError, {"input 0 is not a tensor"}));
+  EXPECT_TRUE(FailsWith(check_boundary({}, {Types("{tp: R}")}, "input", "fn"),
+                        ErrorKind::SpmdTypeError,
+                        {"structure does not match", "1 leaves for 0"}));
+  // A bare PartitionSpec leaf infers V for its axes.
+  BoundaryType spec;
+  spec.kind = BoundaryType::Kind::Spec;
+  spec.spec = *PartitionSpec::parse("(tp)");
+  auto r = check_boundary({{true, std::nullopt, s}}, {spec}, "output", "fn");
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ((*r)[0]->to_string(), "{tp: S(0)} PartitionSpec(tp)");
+}
+
+TEST(LocalMapTest, Z019_LeavingGlobalDropsSpecAndReenteringNeedsOne) {
+  // A V result of a local region is rejected by global code until re-stamped.
+  Shape s = Shape::of({4, 3});
+  auto y = infer_global("add",
+                        {G("{tp: S(0)}", {4, 3}), GlobalOperand::weak_scalar()},
+                        {}, local_region(GlobalContext{}));
+  ASSERT_TRUE(Succeeds(y));
+  auto again = infer_global("relu", {GlobalOperand::tensor(y->type, s)}, {});
+  EXPECT_TRUE(
+      FailsWith(again, ErrorKind::SpmdTypeError, {"no PartitionSpec entry"}));
+  auto stamped = assert_global(y->type, GT("{tp: S(0)}", s));
+  ASSERT_TRUE(Succeeds(stamped));
+  auto z = infer_global("relu", {GlobalOperand::tensor(*stamped, s)}, {});
+  ASSERT_TRUE(Succeeds(z));
+  EXPECT_EQ(z->type.to_string(), "{tp: S(0)} PartitionSpec(tp, None)");
+}
+
+}  // namespace
+}  // namespace spmd::core::testing
