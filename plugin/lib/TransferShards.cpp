@@ -1,4 +1,5 @@
-//===- TransferShards.cpp - global mode: shard dims ------------------------===//
+//===- TransferShards.cpp - global mode: shard dims
+//------------------------===//
 //
 // Global mode (Options::Global, docs/plugin.md "Global mode"): a V that is
 // known to be S(d) keeps d. A collective whose src is S(i) needs its input
@@ -46,20 +47,18 @@ bool Transfer::checkShardInput(const CallExpr *CE,
   core::TypeError Err;
   Err.axis = Name.str();
   Err.actual = "S(" + dimStr(*D) + ")";
-  bool WrongDim = Call.src.is_shard() && !Call.gather_dim &&
-                  !Call.split_dim && differentDims(Call.src.dim, *D);
-  bool NotPartial =
-      (Call.src.kind == TypeKind::Partial) ||
-      (Call.op == core::Collective::Reinterpret &&
-       Call.dst.kind == TypeKind::Partial);
+  bool WrongDim = Call.src.is_shard() && !Call.gather_dim && !Call.split_dim &&
+                  differentDims(Call.src.dim, *D);
+  bool NotPartial = (Call.src.kind == TypeKind::Partial) ||
+                    (Call.op == core::Collective::Reinterpret &&
+                     Call.dst.kind == TypeKind::Partial);
   if (WrongDim) {
     Err.expected = "S(" + dimStr(Call.src.dim) + ")";
     Err.message = std::string(core::to_string(Call.op)) +
-                  " expects its input sharded on dim " +
-                  dimStr(Call.src.dim) + " on axis " + Name.str() +
-                  " (src = S(" + dimStr(Call.src.dim) +
-                  ")), but it is sharded on dim " + dimStr(*D) + " (S(" +
-                  dimStr(*D) + "))";
+                  " expects its input sharded on dim " + dimStr(Call.src.dim) +
+                  " on axis " + Name.str() + " (src = S(" +
+                  dimStr(Call.src.dim) + ")), but it is sharded on dim " +
+                  dimStr(*D) + " (S(" + dimStr(*D) + "))";
     Err.fix = "gather along dim " + dimStr(*D) + ", where it is sharded (" +
               gatherFix(Name, *D) + "), or use src = S(" + dimStr(*D) + ")";
   } else if (NotPartial) {

@@ -98,7 +98,8 @@ inline PerAxisType typeAt(unsigned Index) {
 /// origin through which it first arrived.
 struct AxisFact {
   static constexpr uint8_t UnknownBit = 16;
-  /// Shard value meaning "V, shard dim not known" (global mode, docs/plugin.md).
+  /// Shard value meaning "V, shard dim not known" (global mode,
+  /// docs/plugin.md).
   static constexpr int8_t UnknownShard = INT8_MIN;
   uint8_t Mask = 0;
   /// For the V bit: the tensor dim the axis shards, as written (S(-1) and
