@@ -70,7 +70,9 @@ cmake --build "$BUILD" --target "${targets[@]}" -j "${JOBS:-2}"
 build_s=$(( $(date +%s) - start - venv_s - configure_s ))
 
 # The NCCL backend really is in the library.
-if ! nm -DC "$BUILD/lib/libspmd_runtime.so" | grep -q "c10d::ProcessGroupNCCL::ProcessGroupNCCL"; then
+# (grep -c reads all of nm's output: grep -q would close the pipe early and
+# pipefail would turn nm's SIGPIPE into a failure.)
+if ! nm -DC "$BUILD/lib/libspmd_runtime.so" | grep -c "c10d::ProcessGroupNCCL" >/dev/null; then
   echo "cuda-compile-check: FAIL (libspmd_runtime.so does not reference ProcessGroupNCCL)" >&2
   exit 1
 fi

@@ -63,8 +63,8 @@ double seconds_since(Clock::time_point t) {
 }
 
 // The parallel step on one rank; `x`, `target` are this rank's batch rows.
-// `norm`: with the LayerNorm (libtorch 1.13 has no meta kernel for it, so
-// fake mode runs the block without it).
+// `norm`: with the LayerNorm. libtorch has no C++ meta kernel for it
+// (PyTorch registers one from Python), so fake mode runs the block without.
 void parallel_step(const at::Tensor& x, const at::Tensor& target,
                    std::vector<at::Tensor>& params, double count, bool norm) {
   for (auto& p : params) p.mutable_grad() = at::Tensor();

@@ -28,8 +28,10 @@ const char* to_string(ErrorKind kind) {
 }
 
 std::string TypeError::full_message() const {
-  if (fix.empty()) return message;
-  return message + "\n" + fix;
+  std::string text = message;
+  if (!fix.empty()) text += "\n" + fix;
+  for (const std::string& note : notes) text += "\n  " + note;
+  return text;
 }
 
 }  // namespace spmd::core

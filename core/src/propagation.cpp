@@ -487,9 +487,11 @@ constexpr Suggestion kSuggestions[] = {
      "zeros non-rank-0 in forward, zeros non-rank-0 in backward"},
 };
 
-std::string suggestions_for(const std::vector<AxisOperand>& ops, OpClass cls,
-                            std::string_view axis) {
-  std::string lines;
+/// Sets the §9.4 suggestions of `e`: the question as its fix, one note per
+/// suggested call.
+void add_suggestions(TypeError& e, const std::vector<AxisOperand>& ops,
+                     OpClass cls, std::string_view axis) {
+  std::vector<std::string> lines;
   for (const Suggestion& s : kSuggestions) {
     auto it = std::find_if(ops.begin(), ops.end(), [&](const AxisOperand& o) {
       return !o.weak_scalar && o.type.local().kind == s.from;
@@ -505,13 +507,14 @@ std::string suggestions_for(const std::vector<AxisOperand>& ops, OpClass cls,
       auto alone = decide(rest, cls, axis, {});
       if (alone.ok() && alone.value() != fixed.value()) continue;
     }
-    lines += "\n  spmd::" + std::string(s.call) + "(tensor, " +
-             std::string(axis) + ", " + s.src + ", " + s.dst + ") on the " +
-             full_name(PerAxisType{s.from, 0}) + " operand (" + s.effect + ")";
+    lines.push_back("spmd::" + std::string(s.call) + "(tensor, " +
+                    std::string(axis) + ", " + s.src + ", " + s.dst +
+                    ") on the " + full_name(PerAxisType{s.from, 0}) +
+                    " operand (" + s.effect + ")");
   }
-  if (lines.empty()) return {};
-  return "Are you missing a collective or a reinterpret/convert call? e.g.," +
-         lines;
+  if (lines.empty()) return;
+  e.fix = "Are you missing a collective or a reinterpret/convert call? e.g.,";
+  e.notes = std::move(lines);
 }
 
 }  // namespace
@@ -522,7 +525,7 @@ Result<PerAxisType> infer_axis(const std::vector<AxisOperand>& operands,
   auto r = decide(operands, op_class, axis, op_name);
   if (r.ok()) return r;
   TypeError e = r.error();
-  e.fix = suggestions_for(operands, op_class, axis);
+  add_suggestions(e, operands, op_class, axis);
   return e;
 }
 

@@ -1486,6 +1486,7 @@ Result<GlobalResult> infer_global(std::string_view op,
     if (r->out_rank) out_rank = r->out_rank;
     placed[a] = r->placement;
   }
+  res.out_rank = out_rank;
   // Combine.
   std::map<long, std::vector<std::string>> by_dim;
   for (const auto& a : axes) {

@@ -43,6 +43,7 @@ struct Options {
   Config config;
   bool quiet = false;
   bool typecheck = false;  // run the training loop under the runtime checker
+  std::string device = "cpu";  // where every tensor lives ("cuda": NCCL)
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -52,7 +53,7 @@ struct Options {
 const char* kUsage =
     "usage: tp_transformer_block [--steps N] [--sp] [--seq N] [--batch N]\n"
     "         [--hidden N] [--ffn N] [--tp N] [--lr X] [--seed N] [--tol X]\n"
-    "         [--quiet] [--typecheck]\n"
+    "         [--quiet] [--typecheck] [--device cpu|cuda]\n"
     "Run one process per rank, e.g. torchrun --no_python --nproc_per_node 4\n"
     "--master_addr 127.0.0.1 --master_port 29500 --redirects 1 --tee 1 "
     "<this>.\n"
@@ -108,6 +109,11 @@ Options parse_args(int argc, char** argv) {
       o.quiet = true;
     else if (a == "--typecheck")
       o.typecheck = true;
+    else if (a == "--device") {
+      o.device = value(i);
+      if (o.device != "cpu" && o.device != "cuda")
+        usage_error("--device expects cpu or cuda, got '" + o.device + "'");
+    }
     else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       std::exit(0);
@@ -173,9 +179,16 @@ int run(int argc, char** argv) {
   const bool leader = world->rank() == 0;
   const TpLayout layout = c.sequence_parallel ? TpLayout{} : tp_layout();
 
-  // Whole parameters and data, then this rank's pieces.
-  const FullParams full = init_params(c);
-  const Data data = make_data(c);
+  // Whole parameters and data (drawn on the CPU, so every device starts from
+  // the same numbers), then this rank's pieces.
+  const at::Device device =
+      opt.device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+  FullParams full = init_params(c);
+  for (at::Tensor* t : {&full.ln_w, &full.ln_b, &full.w1, &full.w2})
+    *t = t->to(device);
+  Data data = make_data(c);
+  data.x = data.x.to(device);
+  data.target = data.target.to(device);
   LocalParams p;
   p.ln_w = leaf(full.ln_w);
   p.ln_b = leaf(full.ln_b);
@@ -284,7 +297,9 @@ int run(int argc, char** argv) {
   scales.push_back(std::max({magnitude(ref.p.ln_w), magnitude(ref.p.ln_b),
                              magnitude(ref.p.w1), magnitude(ref.p.w2)}));
   at::Tensor worst_t =
-      max_over_mesh(at::tensor(diffs, at::TensorOptions().dtype(at::kDouble)));
+      max_over_mesh(
+          at::tensor(diffs, at::TensorOptions().dtype(at::kDouble)).to(device))
+          .cpu();
   std::vector<double> worst(worst_t.data_ptr<double>(),
                             worst_t.data_ptr<double>() + worst_t.numel());
 

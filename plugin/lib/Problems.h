@@ -104,6 +104,7 @@ struct Problem {
   const clang::Expr *SrcArg = nullptr;
   Destination Dest;                     ///< Mismatch
   const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
+  core::TensorType Type; ///< MissingMeshAxis: the axes the operand has
 };
 
 /// Receives the problems of the functions analysed.

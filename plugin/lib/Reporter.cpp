@@ -6,6 +6,8 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 
+#include <spmd/core/annotation_rules.h>
+
 #include <algorithm>
 #include <tuple>
 
@@ -43,7 +45,25 @@ const char *originText(OriginKind K) {
   return "from here";
 }
 
+/// One line: a core message part never holds a newline, but a diagnostic
+/// must not break the `file:line:col:` format even if one did.
+std::string oneLine(std::string S) {
+  std::replace(S.begin(), S.end(), '\n', ' ');
+  return S;
+}
+
 } // namespace
+
+/// The core's advice on an error: its fix and notes, as one note at the
+/// diagnostic (a fix-it of the plugin's own replaces it: advice once).
+void Reporter::addCoreAdvice(const core::TypeError &E, Pending &D) {
+  if (E.fix.empty() && E.notes.empty())
+    return;
+  std::string Text = "suggestion: " + E.fix;
+  for (size_t I = 0; I < E.notes.size(); ++I)
+    Text += (I ? "; " : (E.fix.empty() ? "" : " ")) + E.notes[I];
+  D.Notes.push_back({D.Loc, oneLine(std::move(Text)), {}});
+}
 
 Reporter::Reporter(DiagnosticsEngine &DE, TUContext &TU)
     : DE(DE), TU(TU), SM(TU.Ctx.getSourceManager()) {}
@@ -160,32 +180,40 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
         " must be a constant expression (R, I, V, P or S(k)) for the "
         "static checker";
     return;
-  case ProblemCode::MissingMeshAxis:
-    D.Text = describe(P.Subject) + " has no type for axis '" +
-             axisName(*P.Axis) +
-             "' of the function's mesh [[spmd::mesh]]; annotate it on every "
-             "mesh axis";
+  case ProblemCode::MissingMeshAxis: {
+    // The core writes the sentence, given the operand and the mesh as the
+    // plugin names them.
+    std::vector<std::string> Mesh(P.Mesh->Axes.begin(), P.Mesh->Axes.end());
+    core::Status S =
+        core::check_mesh_complete(P.Type, Mesh, describe(P.Subject),
+                                  "the function's mesh [[spmd::mesh]]");
+    if (S.ok())
+      return; // unreachable: the transfer found the axis missing
+    D.Text = oneLine(S.error().message);
     D.Notes.push_back({P.Mesh->Loc, "mesh declared here", {}});
+    addCoreAdvice(S.error(), D);
     return;
+  }
   default:
     break;
   }
-  D.Text = P.Error->full_message();
+  D.Text = oneLine(P.Error->message);
   if (P.Code != ProblemCode::CollectiveInput)
-    return;
+    return addCoreAdvice(*P.Error, D);
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
-  if (P.SrcArg)
-    D.Notes.push_back(
-        {P.SrcArg->getExprLoc(),
-         "did you mean src = " + typeStr(*P.Actual) + "?",
-         {FixItHint::CreateReplacement(
-             CharSourceRange::getTokenRange(P.SrcArg->getSourceRange()),
-             spmdTypeSpelling(*P.Actual))}});
+  if (!P.SrcArg)
+    return addCoreAdvice(*P.Error, D);
+  D.Notes.push_back(
+      {P.SrcArg->getExprLoc(),
+       "did you mean src = " + typeStr(*P.Actual) + "?",
+       {FixItHint::CreateReplacement(
+           CharSourceRange::getTokenRange(P.SrcArg->getSourceRange()),
+           spmdTypeSpelling(*P.Actual))}});
 }
 
 void Reporter::renderOpType(const Problem &P, Pending &D) {
   const core::TypeError &Err = *P.Error;
-  D.Text = Err.message;
+  D.Text = oneLine(Err.message);
   for (const TypeOrigin &O : P.Origins) {
     Note N = originNote(O, *P.Axis);
     N.Text = describe(O.Operand) + " has " + N.Text;
@@ -196,8 +224,8 @@ void Reporter::renderOpType(const Problem &P, Pending &D) {
     Fix = fixItNote(*P.Fix, *P.Axis);
   if (Fix)
     D.Notes.push_back(std::move(*Fix));
-  else if (!Err.fix.empty())
-    D.Notes.push_back({P.Loc, "suggestion: " + Err.fix, {}});
+  else
+    addCoreAdvice(Err, D);
 }
 
 void Reporter::renderMismatch(const Problem &P, Pending &D) {
@@ -251,7 +279,7 @@ void Reporter::renderAssert(const Problem &P, Pending &D) {
   D.Text = "spmd::assert_type: " + describe(P.Subject) + " has type " +
            typeStr(*P.Actual) + " on axis '" + axisName(*P.Axis) +
            "', but the assertion says " + typeStr(*P.Expected) + " (" +
-           P.Error->message + ")";
+           oneLine(P.Error->message) + ")";
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
   if (P.Fix)
     if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))

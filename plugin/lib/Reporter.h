@@ -63,6 +63,7 @@ private:
   void renderAssert(const Problem &P, Pending &D);
   bool renderUse(const Problem &P, Pending &D);
 
+  void addCoreAdvice(const core::TypeError &E, Pending &D);
   Note originNote(const TypeOrigin &O, AxisId Axis) const;
   std::optional<Note> fixItNote(const SuggestedCollective &S,
                                 AxisId Axis) const;

@@ -8,6 +8,7 @@
 
 #include "Transfer.h"
 
+#include <spmd/core/annotation_rules.h>
 #include <spmd/core/collectives.h>
 
 using namespace clang;
@@ -381,26 +382,29 @@ void Transfer::checkUnknownUse(const Value &V, const Expr *E) {
 }
 
 /// Inside [[spmd::mesh]], a value with a declared (closed) type must name
-/// every mesh axis.
+/// every mesh axis (the core's rule, spec 4.3). An axis counts when the value
+/// has it at all, known or not.
 void Transfer::checkMesh(const Value &V, const Expr *E) {
   if (!Mesh || V.isOpen() || V.axes().empty() ||
       !reporting(DiagKind::MeshCompleteness))
     return;
-  for (const std::string &M : Mesh->Axes) {
-    std::optional<AxisId> A = TU.Axes.find(M);
-    if (A && V.get(*A))
-      continue;
-    Problem P;
-    P.Kind = DiagKind::MeshCompleteness;
-    P.Code = ProblemCode::MissingMeshAxis;
-    P.Loc = E->getExprLoc();
-    P.Range = E->getSourceRange();
-    P.Subject = E;
-    P.Axis = axis(M);
-    P.Mesh = Mesh;
-    report(std::move(P));
+  core::TensorType Present;
+  for (const auto &[A, F] : V.axes())
+    Present.set(TU.Axes.name(A).str(), F.knownType().value_or(types::R));
+  std::vector<std::string> MeshAxes(Mesh->Axes.begin(), Mesh->Axes.end());
+  core::Status S = core::check_mesh_complete(Present, MeshAxes, "", "");
+  if (S.ok())
     return;
-  }
+  Problem P;
+  P.Kind = DiagKind::MeshCompleteness;
+  P.Code = ProblemCode::MissingMeshAxis;
+  P.Loc = E->getExprLoc();
+  P.Range = E->getSourceRange();
+  P.Subject = E;
+  P.Axis = axis(S.error().axis);
+  P.Mesh = Mesh;
+  P.Type = std::move(Present);
+  report(std::move(P));
 }
 
 std::optional<SuggestedCollective>

@@ -9,6 +9,7 @@
 #include "Transfer.h"
 
 #include <spmd/core/annotation_rules.h>
+#include <spmd/core/collective_options.h>
 #include <spmd/core/collectives.h>
 
 using namespace clang;
@@ -23,44 +24,33 @@ bool isEmptyConstruct(const Expr *E) {
   return CCE && CCE->getNumArgs() == 0;
 }
 
-/// Reads one field of a CollectiveOptions aggregate into \p Call.
-void readOption(llvm::StringRef Name, const Expr *Init,
-                core::CollectiveCall &Call, ASTContext &Ctx) {
-  auto Bool = [&](bool &Out) {
+/// The value written for an option, as far as constant evaluation can read
+/// it; what it cannot read is "unread" (given, value unknown).
+core::OptionValue readOptionValue(core::OptionType Type, const Expr *Init,
+                                  ASTContext &Ctx) {
+  switch (Type) {
+  case core::OptionType::Bool: {
     bool B;
-    Out = Init->EvaluateAsBooleanCondition(B, Ctx) ? B : true;
-  };
-  auto Int = [&](std::optional<long> &Out) {
-    Expr::EvalResult R;
+    if (Init->EvaluateAsBooleanCondition(B, Ctx))
+      return core::OptionValue::of(B);
+    break;
+  }
+  case core::OptionType::Dim: {
     const Expr *X = Init;
     if (const auto *C = dyn_cast<CXXConstructExpr>(X))
       if (C->getNumArgs() == 1)
-        X = C->getArg(0);
+        X = C->getArg(0); // std::optional<int64_t>(k)
+    Expr::EvalResult R;
     if (X->EvaluateAsInt(R, Ctx))
-      Out = R.Val.getInt().getExtValue();
-  };
-  if (Name == "expert_mode")
-    Bool(Call.expert_mode);
-  else if (Name == "inplace")
-    Bool(Call.inplace);
-  else if (Name == "op_dtype")
-    Call.has_op_dtype = true;
-  else if (Name == "out_dtype")
-    Call.has_out_dtype = true;
-  else if (Name == "gather_dim")
-    Int(Call.gather_dim);
-  else if (Name == "scatter_dim")
-    Int(Call.scatter_dim);
-  else if (Name == "split_dim")
-    Int(Call.split_dim);
-  else if (Name == "concat_dim")
-    Int(Call.concat_dim);
-  else if (Name == "split_sizes")
-    Call.split_sizes = {1};
-  else if (Name == "input_split_sizes")
-    Call.input_split_sizes = {1};
-  else if (Name == "output_split_sizes")
-    Call.output_split_sizes = {1};
+      return core::OptionValue::of(long(R.Val.getInt().getExtValue()));
+    break;
+  }
+  case core::OptionType::Sizes:
+  case core::OptionType::Dtype:
+  case core::OptionType::BackwardOptions:
+    break; // only their presence matters to the rules the plugin checks
+  }
+  return core::OptionValue::unread();
 }
 
 /// Reads the options argument of a collective when it is written in place
@@ -87,7 +77,10 @@ void readCollectiveOptions(const Expr *E, core::CollectiveCall &Call,
     if (isa<ImplicitValueInitExpr>(Init) || isa<CXXDefaultInitExpr>(Init) ||
         isEmptyConstruct(Init))
       continue;
-    readOption(F->getName(), Init, Call, Ctx);
+    // The core's table says what each field is; a field it does not know
+    // (a newer runtime) is not checked.
+    if (const core::CollectiveOptionInfo *O = core::find_option(F->getName()))
+      (void)core::set_option(Call, O->id, readOptionValue(O->type, Init, Ctx));
   }
 }
 

@@ -16,22 +16,13 @@ namespace spmd::plugin {
 
 namespace {
 
-bool isCompoundAssign(OverloadedOperatorKind OO) {
-  return BinaryOperator::isCompoundAssignmentOp(
-      BinaryOperator::getOverloadedOpcode(OO));
-}
-
-/// The tensor an in-place op writes, or null for an out-of-place op.
-const Expr *mutatedOperand(const CallExpr *CE, llvm::StringRef Name,
-                           const Expr *Receiver,
+/// The tensor an op the core calls in-place writes: the object of a method
+/// (`x.add_(y)`), else the first operand (`x += y`, `at::relu_(x)`).
+const Expr *mutatedOperand(const Expr *Receiver,
                            llvm::ArrayRef<const Expr *> Args) {
-  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(CE))
-    return isCompoundAssign(Op->getOperator()) && !Args.empty() ? Args[0]
-                                                                : nullptr;
-  if (Receiver && Name.size() > 2 && Name.starts_with(".") &&
-      Name.ends_with("_") && !Name.starts_with(".__"))
+  if (Receiver)
     return Receiver;
-  return nullptr;
+  return Args.empty() ? nullptr : Args[0];
 }
 
 } // namespace
@@ -74,7 +65,14 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
                              const Expr *Receiver,
                              llvm::ArrayRef<const Expr *> Args,
                              std::optional<core::OpClass> Class) {
-  const Expr *Mutated = mutatedOperand(CE, Name, Receiver, Args);
+  // The core decides what the op is, in-place included (trailing `_`,
+  // compound assignment, ATen spellings).
+  core::OpInfo Info = core::classify_op(Name);
+  if (Class) {
+    Info.op_class = *Class;
+    Info.known = true;
+  }
+  const Expr *Mutated = Info.inplace ? mutatedOperand(Receiver, Args) : nullptr;
   if (!Types.isTensor(CE->getType()) && !Mutated)
     return Value::unknown(); // sizes, item, comparisons to bool, ...
 
@@ -85,11 +83,6 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
   for (const Expr *A : Args)
     addArgument(Ops, A, Pos++);
 
-  core::OpInfo Info = core::classify_op(Name);
-  if (Class) {
-    Info.op_class = *Class;
-    Info.known = true;
-  }
   core::Result<core::TensorType> R =
       core::infer(Info, Ops.Core, inferenceContext());
   if (!R.ok()) {

@@ -20,6 +20,10 @@ void throw_error(const core::TypeError& error) {
       throw NotImplementedError(message);
     case core::ErrorKind::ParseError:
       throw ParseError(message);
+    case core::ErrorKind::RedistributeError:
+      throw RedistributeError(message);
+    case core::ErrorKind::DTensorPropagationError:
+      throw DTensorPropagationError(message);
   }
   throw SpmdError(error.kind, message);
 }

@@ -80,10 +80,8 @@ inline ::testing::AssertionResult Contains(std::string_view haystack,
          << haystack;
 }
 
-/// The whole printable text of an error (message and fix).
-inline std::string AllText(const TypeError& e) {
-  return e.message + "\n" + e.fix;
-}
+/// The whole printable text of an error (message, fix and notes).
+inline std::string AllText(const TypeError& e) { return e.full_message(); }
 
 /// Checks that `r` failed with `kind` and that every phrase occurs in the
 /// message (or fix). Returns true when it failed as expected.

@@ -28,6 +28,14 @@ TEST(TypeError, FullMessageAppendsFixOnlyWhenKnown) {
   EXPECT_TRUE(Contains(full, "do this"));
 }
 
+TEST(TypeError, FullMessageRendersNotesOnTheirOwnLines) {
+  TypeError e;
+  e.message = "base";
+  e.fix = "do this";
+  e.notes = {"first", "second"};
+  EXPECT_EQ(e.full_message(), "base\ndo this\n  first\n  second");
+}
+
 TEST(Result, HoldsValueOrError) {
   Result<int> ok = 3;
   EXPECT_TRUE(ok.ok());

@@ -95,5 +95,15 @@ TEST(GlobalApiTest, DimOutOfRangeIsReported) {
       FailsWith(r, ErrorKind::SpmdTypeError, {"transpose", "dim 5", "rank 2"}));
 }
 
+TEST(GlobalApiTest, InferGlobalReportsTheRankItComputed) {
+  auto r = infer_global("unsqueeze", {G("{tp: S(0)}", {4, 3})}, Dims({0}));
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->out_rank, 3);
+  EXPECT_EQ(r->type.to_string(), "{tp: S(1)} PartitionSpec(None, tp, None)");
+  r = infer_global("unsqueeze", {G("{tp: R}", {4, 3})}, Dims({0}));
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->out_rank, std::nullopt);  // nothing sharded: not propagated
+}
+
 }  // namespace
 }  // namespace spmd::core::testing

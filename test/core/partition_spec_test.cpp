@@ -313,5 +313,23 @@ TEST(GlobalOperandTest, SpecOnNonVaryingAxisIsRejected) {
       ErrorKind::SpmdTypeError, {"axis tp", "local type is R", "not V"}));
 }
 
+// ---- assert_type_like / assert_local_type_like (§8.2; A039, A040)
+// -------------
+
+TEST(TypeLikeTest, A039_CopiesMapAndSpec) {
+  Shape s = Shape::of({4, 3});
+  GlobalType x = GT("{dp: S(0), tp: R}", s);
+  auto out = assert_global(std::nullopt, x);  // assert_type_like(out, x)
+  EXPECT_TRUE(GivesGlobal(out, "{dp: S(0), tp: R} PartitionSpec(dp, None)"));
+}
+
+TEST(TypeLikeTest, A040_LocalLikeCopiesTheMapOnly) {
+  Shape s = Shape::of({4, 3});
+  GlobalType x = GT("{dp: S(0), tp: R}", s);
+  GlobalType local_only{x.local, std::nullopt, {}};
+  auto out = assert_global(std::nullopt, local_only);
+  EXPECT_TRUE(GivesGlobal(out, "{dp: V, tp: R}"));
+}
+
 }  // namespace
 }  // namespace spmd::core::testing

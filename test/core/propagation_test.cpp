@@ -752,6 +752,15 @@ TEST(FixSuggestions, FullMessageIsMessageThenSuggestions) {
   EXPECT_NE(full.find("Are you missing a collective", e.message.size()),
             std::string::npos)
       << full;
+  // Each part is one line: the question is the fix, each call a note.
+  EXPECT_FALSE(e.notes.empty());
+  for (const std::string& part : [&] {
+         std::vector<std::string> parts = e.notes;
+         parts.push_back(e.message);
+         parts.push_back(e.fix);
+         return parts;
+       }())
+    EXPECT_EQ(part.find('\n'), std::string::npos) << part;
 }
 
 TEST(FixSuggestions, ReachWholeOpErrors) {

@@ -72,6 +72,8 @@ def install(cmake, build, work):
             text = open(os.path.join(root, f)).read()
             check(staging not in text and build not in text,
                   "%s names no build or install path" % f)
+            check("libc10.so" not in text and "libtorch.so" not in text,
+                  "%s names libtorch by its targets, not by paths" % f)
     p = run(os.path.join(prefix, "bin", "spmd-check"), "--version")
     check(p.returncode == 0, "the installed spmd-check runs", p)
 

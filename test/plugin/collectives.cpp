@@ -32,32 +32,32 @@ void wrong_input(SPMD_TYPE(tp = R) const Tensor& r,
                  SPMD_TYPE(tp = I) const Tensor& i) { // expected-note {{type I on axis 'tp' declared here}}
   // expected-note@-3 {{type R on axis 'tp' declared here}}
   // expected-note@-3 2 {{type P on axis 'tp' declared here}}
-  spmd::all_reduce(r, tp, P, R); // expected-error {{all_reduce: expected input type P on axis tp, got R}}
-  spmd::all_gather(p, tp, V, R); // expected-error {{all_gather: expected input type V on axis tp, got P}}
-  spmd::convert(p, tp, V, R); // expected-error {{not supported}}
-  spmd::invariant_to_replicate(p, tp); // expected-error {{expected input type I on axis tp, got P}}
+  spmd::all_reduce(r, tp, P, R); // expected-error {{all_reduce: expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
+  spmd::all_gather(p, tp, V, R); // expected-error {{all_gather: expected input type V on axis tp, got P}} expected-note {{suggestion: The tensor is P here; to make it V first use}}
+  spmd::convert(p, tp, V, R); // expected-error {{not supported}} expected-note {{suggestion: use all_gather}}
+  spmd::invariant_to_replicate(p, tp); // expected-error {{expected input type I on axis tp, got P}} expected-note {{suggestion: The tensor is P here; to make it I first use}}
   // An input of another type: the checker offers the src that fits.
   spmd::convert(i, tp, R, S(0)); // expected-error {{convert: expected input type R on axis tp, got I}}
   // expected-note@-1 {{did you mean src = I?}}
 }
 
 void illegal_arguments(const Tensor& x) {
-  spmd::all_reduce(x, tp, R, R);      // expected-error {{must be P}}
-  spmd::all_reduce(x, tp, P, V);      // expected-error {{must be R or I}}
+  spmd::all_reduce(x, tp, R, R);      // expected-error {{must be P}} expected-note {{suggestion: reducing replicated data is usually a bug}}
+  spmd::all_reduce(x, tp, P, V);      // expected-error {{must be R or I}} expected-note {{suggestion: use reduce_scatter for a V or S(i) result}}
   spmd::all_gather(x, tp, P, R);      // expected-error {{must be V or S(i)}}
-  spmd::reduce_scatter(x, tp, P, R);  // expected-error {{must be V or S(i)}}
-  spmd::reinterpret(x, tp, P, R);     // expected-error {{reinterpret}}
-  spmd::reinterpret(x, tp, S(0), P);  // expected-error {{does not support S(i)}}
-  spmd::convert(x, tp, S(0), S(1));   // expected-error {{all_to_all}}
-  spmd::convert(x, tp, R, I);         // expected-error {{expert_mode}}
-  spmd::shard(x, tp, R, V);           // expected-error {{S(i)}}
-  spmd::unshard(x, tp, V, R);         // expected-error {{S(i)}}
+  spmd::reduce_scatter(x, tp, P, R);  // expected-error {{must be V or S(i)}} expected-note {{suggestion: use all_reduce for an R or I result}}
+  spmd::reinterpret(x, tp, P, R);     // expected-error {{reinterpret}} expected-note {{suggestion: all_reduce (or reduce_scatter) it first}}
+  spmd::reinterpret(x, tp, S(0), P);  // expected-error {{does not support S(i)}} expected-note {{suggestion: use V, or convert to change the shard layout}}
+  spmd::convert(x, tp, S(0), S(1));   // expected-error {{convert cannot change the shard dimension}} expected-note {{suggestion: use all_to_all(x, axis, S(0), S(1))}}
+  spmd::convert(x, tp, R, I);         // expected-error {{expert_mode}} expected-note {{suggestion: pass}}
+  spmd::shard(x, tp, R, V);           // expected-error {{S(i)}} expected-note {{suggestion: use convert for other destinations}}
+  spmd::unshard(x, tp, V, R);         // expected-error {{S(i)}} expected-note {{suggestion: use all_gather for src=V}}
 }
 
 void options(const Tensor& x) {
   // Options written in place are read; expert_mode lifts the gate.
   spmd::convert(x, tp, R, I, spmd::CollectiveOptions{{}, {}, {}, false, true});
-  spmd::convert(x, tp, R, I, spmd::CollectiveOptions{}); // expected-error {{expert_mode}}
+  spmd::convert(x, tp, R, I, spmd::CollectiveOptions{}); // expected-error {{expert_mode}} expected-note {{suggestion: pass}}
   // Options the checker cannot see are assumed permissive.
   spmd::CollectiveOptions opts;
   opts.expert_mode = true;
@@ -84,7 +84,7 @@ Tensor unknown_input_gets_dst(const Tensor& x) {
 
 void unknown_input_then_misuse(const Tensor& x) {
   auto y = spmd::all_gather(x, tp, V, R); // expected-note {{type R on axis 'tp' set by this collective}}
-  spmd::all_reduce(y, tp, P, R);          // expected-error {{expected input type P on axis tp, got R}}
+  spmd::all_reduce(y, tp, P, R);          // expected-error {{expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
 }
 
 void not_constant(const Tensor& x, spmd::PerAxisType t) {

@@ -76,7 +76,7 @@ Tensor in_place(SPMD_TYPE(tp = R) const Tensor& r0,
   Tensor x = r0;
   x.add_(v);        // x becomes V
   Tensor y = r0;
-  y.mul_(p);        // expected-error {{in-place/out operation would change SPMD type on axis tp from R to P}}
+  y.mul_(p);        // expected-error {{in-place/out operation would change SPMD type on axis tp from R to P}} expected-note {{suggestion: Use the out-of-place op, or convert the}}
   Tensor z = p;
   z += p;           // stays P
   z *= 2.0;
@@ -90,7 +90,7 @@ SPMD_MESH(dp, tp) // expected-note {{mesh declared here}}
 Tensor factories(SPMD_TYPE(dp = V, tp = V) const Tensor& x,
                  SPMD_TYPE(tp = V) const Tensor& w) {
   auto bias = torch::zeros({4});     // {dp: R, tp: R}
-  auto y = torch::matmul(x, w);      // expected-error {{'w' has no type for axis 'dp' of the function's mesh}}
+  auto y = torch::matmul(x, w);      // expected-error {{'w' has no type for axis 'dp' of the function's mesh}} expected-note {{suggestion: annotate it on every mesh axis, e.g.}}
   return x + bias;
 }
 

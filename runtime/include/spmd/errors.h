@@ -68,6 +68,21 @@ class ParseError : public SpmdError {
       : SpmdError(core::ErrorKind::ParseError, m) {}
 };
 
+/// Global mode (spec §12.4): a collective on an axis that is not the innermost
+/// of its multi-axis PartitionSpec entry.
+class RedistributeError : public SpmdError {
+ public:
+  explicit RedistributeError(const std::string& m)
+      : SpmdError(core::ErrorKind::RedistributeError, m) {}
+};
+/// Global mode (spec §12.2): a reshape or op that would split or merge a
+/// sharded dim in a way no PartitionSpec can describe.
+class DTensorPropagationError : public SpmdError {
+ public:
+  explicit DTensorPropagationError(const std::string& m)
+      : SpmdError(core::ErrorKind::DTensorPropagationError, m) {}
+};
+
 /// A communication failure of a collective: a peer that never arrived within
 /// the timeout, a broken connection, a failed rendezvous. The message names
 /// the collective, the mesh axis, the group size and this rank's place in it.

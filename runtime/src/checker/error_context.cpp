@@ -15,6 +15,7 @@ namespace spmd::checker::internal {
   if (!context.empty()) {
     error.message = error.full_message() + "\n\n" + context;
     error.fix.clear();
+    error.notes.clear();
   }
   spmd::throw_error(error);
 }

@@ -10,6 +10,7 @@
 // if every check passed, 77 when no CUDA device is visible.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <spmd/checker.h>
 #include <spmd/spmd.h>
 
 #include <cstdio>

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace spmd::core {
 
@@ -33,10 +34,13 @@ enum class ErrorKind {
 /// Printable name of an ErrorKind ("SpmdTypeError", ...).
 const char* to_string(ErrorKind kind);
 
-/// A type error. `message` is the full one-paragraph text (it already names
-/// the axis and the types); the other fields are structured copies for tools
-/// (diagnostic arguments, SARIF, tests). `fix` is a one-line suggested fix or
-/// empty; `suggestions` holds the §9.4 rewrite suggestions, one per line.
+/// A type error, in separate parts so that each front end renders it its
+/// own way (the plugin as a one-line diagnostic with notes, the runtime as
+/// the text of an exception). `message` is one line that names the axis and
+/// the types; `fix` is one line of advice, or empty; `notes` are further
+/// one-line facts or alternatives (the §9.4 rewrite suggestions), in order.
+/// No part contains a newline. The other fields are structured copies for
+/// tools (diagnostic arguments, SARIF, tests).
 struct TypeError {
   ErrorKind kind = ErrorKind::SpmdTypeError;
   std::string message;
@@ -44,8 +48,11 @@ struct TypeError {
   std::string expected;  ///< expected type(s) as text, or empty
   std::string actual;    ///< actual type(s) as text, or empty
   std::string fix;       ///< one-line fix, or empty
+  std::vector<std::string> notes;  ///< further lines, or empty
 
-  /// message, then the fix (or the §9.4 suggestions) on the next line.
+  /// The plain-text rendering (the runtime's exceptions): message, then the
+  /// fix on the next line, then each note on its own line, indented by two
+  /// spaces.
   std::string full_message() const;
 };
 

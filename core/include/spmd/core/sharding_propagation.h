@@ -180,6 +180,10 @@ struct GlobalOperand {
 struct GlobalResult {
   GlobalType type;
   std::vector<std::string> notes;
+  /// The result's rank when a sharding rule computed it (only axes that some
+  /// operand shards are propagated); otherwise the front end's own shape
+  /// rules decide.
+  std::optional<long> out_rank;
 };
 
 /// Whole-op typing in a session (spec §6, §12.2): in global mode every
