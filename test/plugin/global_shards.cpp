@@ -31,7 +31,7 @@ Tensor gather_mixed_sign(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
 
 SPMD_TYPE(tp = R)
 Tensor reduce_feature_shard(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
-  return spmd::all_reduce(x, tp, P, R); // global-error {{all_reduce with src = P on a tensor sharded on dim -1 on axis tp (S(-1)): a shard is not a pending sum}}
+  return spmd::all_reduce(x, tp, P, R); // global-error {{all_reduce with src = P on a tensor sharded on dim -1 on axis tp (S(-1)): a shard is not a pending sum}} global-note {{suggestion: gather along dim -1 (spmd::all_gather(x, tp, S(-1), R))}}
   // global-note@-2 {{type V on axis 'tp' declared here}}
 }
 
@@ -43,7 +43,7 @@ Tensor reduce_varying(SPMD_TYPE(tp = V) const Tensor& x) {
 
 SPMD_TYPE(tp = P)
 Tensor reinterpret_shard(SPMD_TYPE(tp = S(1)) const Tensor& x) {
-  return spmd::reinterpret(x, tp, V, P); // global-error {{reinterpret as P of a tensor sharded on dim 1 on axis tp (S(1)): a shard is not a pending sum}}
+  return spmd::reinterpret(x, tp, V, P); // global-error {{reinterpret as P of a tensor sharded on dim 1 on axis tp (S(1)): a shard is not a pending sum}} global-note {{suggestion: gather along dim}}
   // global-note@-2 {{type V on axis 'tp' declared here}}
 }
 
@@ -65,7 +65,7 @@ Tensor reduce_scatter_then_gather(SPMD_TYPE(tp = P) const Tensor& p) {
 SPMD_TYPE(tp = R)
 Tensor all_to_all_moves_shard(SPMD_TYPE(tp = S(1)) const Tensor& x) {
   auto y = spmd::all_to_all(x, tp, S(1), S(0)); // y: S(0) global-note {{set by this collective}}
-  return spmd::all_reduce(y, tp, P, R); // global-error {{sharded on dim 0 on axis tp}}
+  return spmd::all_reduce(y, tp, P, R); // global-error {{sharded on dim 0 on axis tp}} global-note {{suggestion: gather along dim 0}}
 }
 
 // --- shards through ops (core sharding propagation) ------------------------
