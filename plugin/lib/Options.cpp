@@ -59,7 +59,8 @@ Options::Options() {
 
 /// What parseArgs accepts, for error messages.
 static std::string acceptedArguments() {
-  return "expected 'strict', 'system-headers', 'stats', 'warn=<kind>', "
+  return "expected 'strict', 'global', 'system-headers', 'stats', "
+         "'warn=<kind>', "
          "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
          diagKindList().str() + ")";
 }
@@ -103,6 +104,10 @@ bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
   for (llvm::StringRef Arg : Args) {
     if (Arg == "strict") {
       Strict = true;
+      continue;
+    }
+    if (Arg == "global") {
+      Global = true;
       continue;
     }
     if (Arg == "system-headers") {

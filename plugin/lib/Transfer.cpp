@@ -40,7 +40,8 @@ core::InferenceContext Transfer::inferenceContext() const {
 Value Transfer::declared(const TypeAnnotation &A, Origin O) {
   Value V = Value::closed();
   for (const AxisEntry &E : A.Entries)
-    V.set(axis(E.Axis), AxisFact::known(E.Type, O));
+    V.set(axis(E.Axis),
+          AxisFact::known(TU.Opts.Global ? E.Type : E.Type.local(), O));
   return V;
 }
 

@@ -118,6 +118,11 @@ private:
   Value evalCollective(const clang::CallExpr *CE, core::Collective C);
   std::optional<core::CollectiveCall>
   readCollectiveCall(const clang::CallExpr *CE, core::Collective C);
+  /// Global mode: a known shard S(d) against src S(i) / P and reinterpret
+  /// as P (TransferShards.cpp). True when it found (and reported) a problem.
+  bool checkShardInput(const clang::CallExpr *CE,
+                       const core::CollectiveCall &Call, const Value &In,
+                       AxisId Axis);
   void checkCollectiveInput(const clang::CallExpr *CE,
                             const core::CollectiveCall &Call, const Value &In,
                             AxisId Axis);
@@ -163,6 +168,10 @@ private:
     std::vector<core::Operand> Core;
     std::vector<OperandSource> Sources; // parallel to Core
   };
+  /// Global mode: shard dims of \p Out on the axes some operand shards, by
+  /// the core's sharding propagation; its errors are reported as op-type.
+  void propagateShards(const clang::CallExpr *CE, llvm::StringRef Name,
+                       const Operands &Ops, bool OnlyTensorArgs, Value &Out);
   void addTensorOperand(Operands &Ops, const clang::Expr *E, int Pos);
   void addArgument(Operands &Ops, const clang::Expr *A, int Pos);
   void reportOpType(const clang::CallExpr *CE, const core::OpInfo &Info,

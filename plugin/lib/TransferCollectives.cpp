@@ -167,13 +167,13 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   if (F && F->isConflict())
     checkUse(In, X, Axis);
   else if (F && F->knownType()) {
-    if (Legal.ok())
+    if (Legal.ok() && !checkShardInput(CE, *Call, In, Axis))
       checkCollectiveInput(CE, *Call, In, Axis);
   } else {
     checkUnknownUse(In, X);
   }
   Value Out = In;
-  Out.set(Axis, AxisFact::known(Call->dst.local(),
+  Out.set(Axis, AxisFact::known(TU.Opts.Global ? Call->dst : Call->dst.local(),
                                 {CE->getExprLoc(), OriginKind::Collective}));
   return Out;
 }

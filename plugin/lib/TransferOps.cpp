@@ -96,6 +96,12 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
     return Value::unknown();
   }
   Value Out = resultOf(R, Ops, CE->getExprLoc());
+  propagateShards(
+      CE, Name, Ops,
+      Ops.Core.size() == Ops.Sources.size() &&
+          llvm::all_of(Ops.Sources,
+                       [](const OperandSource &S) { return S.E != nullptr; }),
+      Out);
   if (Mutated)
     return applyInPlace(CE, Name, Mutated, Out);
   return Out;

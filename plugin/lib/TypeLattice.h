@@ -24,6 +24,7 @@
 
 #include <spmd/annotations.h>
 
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -97,15 +98,33 @@ inline PerAxisType typeAt(unsigned Index) {
 /// origin through which it first arrived.
 struct AxisFact {
   static constexpr uint8_t UnknownBit = 16;
+  /// Shard value meaning "V, shard dim not known" (global mode,
+  /// docs/plugin.md).
+  static constexpr int8_t UnknownShard = INT8_MIN;
   uint8_t Mask = 0;
+  /// For the V bit: the tensor dim the axis shards, as written (S(-1) and
+  /// S(1) are kept apart: the rank is rarely known), or UnknownShard. Only
+  /// global mode sets it; join of two different dims is UnknownShard.
+  int8_t Shard = UnknownShard;
   Origin Origins[4];
 
+  /// A fact of one type; S(i) keeps its dim (callers outside global mode
+  /// pass T.local()).
   static AxisFact known(PerAxisType T, Origin O) {
     AxisFact F;
     unsigned I = typeIndex(T.kind);
     F.Mask = uint8_t(1u << I);
     F.Origins[I] = O;
+    if (T.is_shard() && T.dim >= -64 && T.dim < 64)
+      F.Shard = int8_t(T.dim);
     return F;
+  }
+  /// The shard dim when the type is known to be S(d).
+  std::optional<int> shardDim() const {
+    std::optional<PerAxisType> K = knownType();
+    if (!K || Shard == UnknownShard || K->kind != TypeKind::Varying)
+      return std::nullopt;
+    return Shard;
   }
   static AxisFact unknown() {
     AxisFact F;
@@ -124,6 +143,8 @@ struct AxisFact {
   }
   /// Set union; a type new to this fact brings its origin along.
   void join(const AxisFact &O) {
+    if (O.Mask & 4)
+      Shard = (Mask & 4) && Shard != O.Shard ? UnknownShard : O.Shard;
     for (unsigned I = 0; I < 4; ++I)
       if ((O.Mask & (1u << I)) && !(Mask & (1u << I)))
         Origins[I] = O.Origins[I];
@@ -228,7 +249,8 @@ public:
       return false;
     for (size_t I = 0; I < X.Axes.size(); ++I)
       if (X.Axes[I].first != Y.Axes[I].first ||
-          X.Axes[I].second.Mask != Y.Axes[I].second.Mask)
+          X.Axes[I].second.Mask != Y.Axes[I].second.Mask ||
+          X.Axes[I].second.Shard != Y.Axes[I].second.Shard)
         return false;
     return true;
   }

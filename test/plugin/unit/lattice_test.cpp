@@ -19,6 +19,30 @@ Value of(std::initializer_list<std::pair<AxisId, PerAxisType>> Axes,
   return V;
 }
 
+TEST(AxisFact, ShardDims) {
+  // Global mode keeps S(i)'s dim; a plain V has none.
+  AxisFact S1 = AxisFact::known(types::S(-1), at(1));
+  EXPECT_EQ(S1.shardDim(), -1);
+  EXPECT_FALSE(AxisFact::known(types::V, at(1)).shardDim());
+  EXPECT_FALSE(AxisFact::known(types::R, at(1)).shardDim());
+  // Joining the same dim keeps it; different dims give an unknown shard
+  // (still a known V), and the fact changes (the dataflow sees it).
+  AxisFact J = S1;
+  J.join(AxisFact::known(types::S(-1), at(2)));
+  EXPECT_EQ(J.shardDim(), -1);
+  J.join(AxisFact::known(types::S(0), at(2)));
+  EXPECT_EQ(J.knownType(), types::V);
+  EXPECT_FALSE(J.shardDim());
+  // A V arriving on a fact without V brings its dim.
+  AxisFact U = AxisFact::unknown();
+  U.join(S1);
+  EXPECT_FALSE(U.shardDim()); // unknown bit: not known
+  EXPECT_EQ(U.Shard, -1);
+  Value A = of({{0, types::S(0)}}), B = of({{0, types::S(1)}});
+  EXPECT_NE(A, B);
+  EXPECT_EQ(A, of({{0, types::S(0)}}));
+}
+
 TEST(AxisFact, KnownUnknownConflict) {
   AxisFact R = AxisFact::known(types::R, at(1));
   EXPECT_EQ(R.knownType(), types::R);

@@ -15,12 +15,21 @@ namespace {
 TEST(PluginOptions, DefaultsAreErrorsExceptUnknownType) {
   Options O;
   EXPECT_FALSE(O.Strict);
+  EXPECT_FALSE(O.Global);
   for (unsigned I = 0; I < NumDiagKinds; ++I) {
     auto K = static_cast<DiagKind>(I);
     EXPECT_EQ(O.severity(K),
               K == DiagKind::UnknownType ? Severity::Warning : Severity::Error)
         << diagKindName(K).str();
   }
+}
+
+TEST(PluginOptions, GlobalMode) {
+  Options O;
+  std::string Err;
+  ASSERT_TRUE(O.parseArgs({"global"}, Err)) << Err;
+  EXPECT_TRUE(O.Global);
+  EXPECT_FALSE(O.Strict);
 }
 
 TEST(PluginOptions, KindNamesRoundTrip) {

@@ -57,6 +57,10 @@ struct Options {
   /// function is reported (kind unknown-type). Off by default: unknown flows
   /// silently.
   bool Strict = false;
+  /// Global mode (docs/plugin.md "Global mode"): S(i) keeps its shard dim,
+  /// collectives check it, ops propagate it (core sharding_propagation.h),
+  /// and a known shard is not accepted where a pending sum P is expected.
+  bool Global = false;
   /// Analyse functions declared in system headers too (off: they are skipped,
   /// which keeps the cost on libtorch-including files near zero).
   bool AnalyzeSystemHeaders = false;
