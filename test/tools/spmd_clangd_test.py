@@ -135,10 +135,14 @@ def case_diagnostics():
     check(ci["codeDescription"]["href"].endswith("tools.md#collective-input"),
           "codeDescription links the rule's documentation", client)
     rel = ci["relatedInformation"]
-    check(len(rel) == 1 and rel[0]["location"]["uri"] == URI and
-          rel[0]["location"]["range"]["start"]["line"] == 4 and
-          "declared here" in rel[0]["message"],
-          "the note is relatedInformation", client)
+    # Two notes: where the type came from, and the one-line suggestion the
+    # reporter gives once per problem.
+    declared = [r for r in rel if "declared here" in r["message"]]
+    suggestion = [r for r in rel if r["message"].startswith("suggestion:")]
+    check(len(rel) == 2 and len(declared) == 1 and len(suggestion) == 1 and
+          declared[0]["location"]["uri"] == URI and
+          declared[0]["location"]["range"]["start"]["line"] == 4,
+          "the notes are relatedInformation", client)
     op = by_code["op-type"]
     check(op["range"]["start"] == {"line": 12, "character": 9} and
           op["range"]["end"]["character"] > 9, "op-type range", client)
