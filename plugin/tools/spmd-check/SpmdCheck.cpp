@@ -110,9 +110,9 @@ cl::opt<std::string>
 
 cl::extrahelp CommonHelp(CommonOptionsParser::HelpMessage);
 // The list of kinds comes from DiagKinds.def.
-const std::string KindsHelp = "\nDiagnostic kinds for --warn/--error/--ignore: " +
-                              spmd::plugin::diagKindList().str() +
-                              " (or 'all').\n";
+const std::string KindsHelp =
+    "\nDiagnostic kinds for --warn/--error/--ignore: " +
+    spmd::plugin::diagKindList().str() + " (or 'all').\n";
 cl::extrahelp KindsHelpText(KindsHelp.c_str());
 cl::extrahelp MoreHelp(R"(
 Exit status: 0 when no error was reported, 1 when the analysis or the compiler

@@ -44,10 +44,10 @@ const char* to_string(ErrorKind kind);
 struct TypeError {
   ErrorKind kind = ErrorKind::SpmdTypeError;
   std::string message;
-  std::string axis;      ///< the mesh axis involved, or empty
-  std::string expected;  ///< expected type(s) as text, or empty
-  std::string actual;    ///< actual type(s) as text, or empty
-  std::string fix;       ///< one-line fix, or empty
+  std::string axis;                ///< the mesh axis involved, or empty
+  std::string expected;            ///< expected type(s) as text, or empty
+  std::string actual;              ///< actual type(s) as text, or empty
+  std::string fix;                 ///< one-line fix, or empty
   std::vector<std::string> notes;  ///< further lines, or empty
 
   /// The plain-text rendering (the runtime's exceptions): message, then the
