@@ -123,6 +123,11 @@ private:
   bool checkShardInput(const clang::CallExpr *CE,
                        const core::CollectiveCall &Call, const Value &In,
                        AxisId Axis);
+  /// A collective-input problem at \p CE's tensor argument: the fields every
+  /// such report shares (location, call, op, axis, expected src, actual).
+  Problem collectiveInputProblem(const clang::CallExpr *CE,
+                                 const core::CollectiveCall &Call, AxisId Axis,
+                                 PerAxisType Actual) const;
   void checkCollectiveInput(const clang::CallExpr *CE,
                             const core::CollectiveCall &Call, const Value &In,
                             AxisId Axis);

@@ -178,6 +178,25 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   return Out;
 }
 
+Problem Transfer::collectiveInputProblem(const CallExpr *CE,
+                                         const core::CollectiveCall &Call,
+                                         AxisId Axis,
+                                         PerAxisType Actual) const {
+  Problem P;
+  P.Kind = DiagKind::CollectiveInput;
+  P.Code = ProblemCode::CollectiveInput;
+  const Expr *X = CE->getArg(0);
+  P.Loc = X->getExprLoc();
+  P.Range = X->getSourceRange();
+  P.Subject = X;
+  P.Call = CE;
+  P.Op = Call.op;
+  P.Axis = Axis;
+  P.Expected = Call.src;
+  P.Actual = Actual;
+  return P;
+}
+
 /// The input's known type on the collective's axis must be its src.
 void Transfer::checkCollectiveInput(const CallExpr *CE,
                                     const core::CollectiveCall &Call,
@@ -192,18 +211,8 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
       core::transfer(Call, InType, Name, /*strict=*/false);
   if (R.ok())
     return;
-  Problem P;
-  P.Kind = DiagKind::CollectiveInput;
-  P.Code = ProblemCode::CollectiveInput;
+  Problem P = collectiveInputProblem(CE, Call, Axis, Known);
   const Expr *X = CE->getArg(0);
-  P.Loc = X->getExprLoc();
-  P.Range = X->getSourceRange();
-  P.Subject = X;
-  P.Call = CE;
-  P.Op = Call.op;
-  P.Axis = Axis;
-  P.Expected = Call.src;
-  P.Actual = Known;
   P.Origins.push_back({X, Known, F.originOf(Known)});
   P.Error = R.error();
   // A different src would accept this input: offer it when legal.

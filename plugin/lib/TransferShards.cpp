@@ -77,18 +77,8 @@ bool Transfer::checkShardInput(const CallExpr *CE,
   }
   if (!reporting(DiagKind::CollectiveInput))
     return true;
-  Problem P;
-  P.Kind = DiagKind::CollectiveInput;
-  P.Code = ProblemCode::CollectiveInput;
+  Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
   const Expr *X = CE->getArg(0);
-  P.Loc = X->getExprLoc();
-  P.Range = X->getSourceRange();
-  P.Subject = X;
-  P.Call = CE;
-  P.Op = Call.op;
-  P.Axis = Axis;
-  P.Expected = Call.src;
-  P.Actual = types::S(*D);
   P.Origins.push_back({X, types::V, F->originOf(types::V)});
   P.Error = std::move(Err);
   if (WrongDim && isEditableRange(CE->getArg(2)))
