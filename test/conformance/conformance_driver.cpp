@@ -55,8 +55,7 @@ std::string type_str(const at::Tensor& x, bool global = false) {
   const spmd::core::GlobalType type = spmd::get_global_type(x);
   for (const auto& [axis, t] : type.local.map()) {
     if (s.size() > 1) s += ",";
-    s += axis + ":" +
-         spmd::core::to_string(global ? *type.axis_type(axis) : t);
+    s += axis + ":" + spmd::core::to_string(global ? *type.axis_type(axis) : t);
   }
   return s + "}";
 }
@@ -217,8 +216,7 @@ at::Tensor step(const json& s, const std::vector<at::Tensor>& vals) {
   if (op == "cat_dim") return at::cat({a[0], a[1]}, s.at("dim").get<int64_t>());
   if (op == "stack_dim")
     return at::stack({a[0], a[1]}, s.at("dim").get<int64_t>());
-  if (op == "layer_norm")
-    return at::layer_norm(a[0], {a[0].size(-1)});
+  if (op == "layer_norm") return at::layer_norm(a[0], {a[0].size(-1)});
   if (op == "narrow")
     return at::narrow(a[0], s.at("dim").get<int64_t>(), 0,
                       s.at("length").get<int64_t>());

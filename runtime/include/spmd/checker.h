@@ -183,7 +183,8 @@ bool is_global_mode();
 /// tensor dim, each `{}` (None) or the axes that shard it, outer to inner,
 /// e.g. `partition_spec({{dp, tp}, {}})`. Singleton axes of the current mesh
 /// are dropped. Throws SpmdTypeError when an axis appears twice.
-core::PartitionSpec partition_spec(std::initializer_list<std::vector<Axis>> entries);
+core::PartitionSpec partition_spec(
+    std::initializer_list<std::vector<Axis>> entries);
 
 /// One leaf of local_map's in_types / out_types (spec §12.3).
 core::BoundaryType boundary(std::initializer_list<AxisType> type);
@@ -199,8 +200,8 @@ core::BoundaryType boundary(const core::PartitionSpec& spec);
 /// must match. Throws SpmdTypeError naming `name` and the leaf. Outside a
 /// guard it only calls `body`.
 std::vector<at::Tensor> local_map(
-    const std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>&
-        body,
+    const std::function<
+        std::vector<at::Tensor>(const std::vector<at::Tensor>&)>& body,
     const std::vector<at::Tensor>& inputs,
     const std::optional<std::vector<core::BoundaryType>>& in_types,
     const std::vector<core::BoundaryType>& out_types,

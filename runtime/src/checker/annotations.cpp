@@ -56,13 +56,14 @@ core::GlobalType asserted_type(
       if (!r.ok()) throw_with_context(r.error(), "");
       for (const auto& [dim, other] : shard_dims) {
         if (dim == r.value().dim)
-          throw_type("assert_type: tensor dim " + std::to_string(dim) +
-                     " is sharded on multiple axes (" + other + " and " + axis +
-                     "); the order of the axes on one dim is ambiguous: give "
-                     "it with an explicit PartitionSpec, e.g. "
-                     "spmd::assert_type(x, {...}, checker::partition_spec(...)) "
-                     "with the entry {" +
-                     other + ", " + axis + "}, or annotate V");
+          throw_type(
+              "assert_type: tensor dim " + std::to_string(dim) +
+              " is sharded on multiple axes (" + other + " and " + axis +
+              "); the order of the axes on one dim is ambiguous: give "
+              "it with an explicit PartitionSpec, e.g. "
+              "spmd::assert_type(x, {...}, checker::partition_spec(...)) "
+              "with the entry {" +
+              other + ", " + axis + "}, or annotate V");
       }
       shard_dims.emplace_back(r.value().dim, axis);
       local = type.local();
@@ -97,10 +98,10 @@ void assert_on(const at::Tensor& x, const core::GlobalType& asserted,
   core::Result<core::GlobalType> r =
       core::assert_global(global_of(x), asserted);
   if (!r.ok())
-    throw_with_context(r.error(), "  In " + what + "(\n    x: " +
-                                      describe_tensor(x) + ",\n    type: " +
-                                      asserted_string(asserted) + ",\n  )" +
-                                      mesh_suffix(ctx));
+    throw_with_context(
+        r.error(), "  In " + what + "(\n    x: " + describe_tensor(x) +
+                       ",\n    type: " + asserted_string(asserted) + ",\n  )" +
+                       mesh_suffix(ctx));
   stamp_global(x, r.value());
 }
 
@@ -236,11 +237,10 @@ const at::Tensor& assert_type(const at::Tensor& x,
   checker::internal::ThreadState* st = checker::internal::active_state();
   if (st == nullptr) return x;  // off means off: one thread-local read
   const checker::internal::Ctx& ctx = checker::internal::current_ctx(*st);
-  checker::internal::assert_on(
-      x,
-      checker::internal::asserted_type(x, checker::internal::entries_of(type),
-                                       ctx),
-      "assert_type", ctx);
+  checker::internal::assert_on(x,
+                               checker::internal::asserted_type(
+                                   x, checker::internal::entries_of(type), ctx),
+                               "assert_type", ctx);
   return x;
 }
 
@@ -257,8 +257,7 @@ const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type) {
   std::vector<std::pair<std::string, PerAxisType>> entries;
   for (const std::string& a : ctx.mesh->axes) entries.emplace_back(a, type);
   checker::internal::assert_on(
-      x, checker::internal::asserted_type(x, entries, ctx), "assert_type",
-      ctx);
+      x, checker::internal::asserted_type(x, entries, ctx), "assert_type", ctx);
   return x;
 }
 
@@ -284,8 +283,8 @@ const at::Tensor& assert_type(const at::Tensor& x,
       if (ctx.mesh && !ctx.mesh->has_name(a)) throw_no_axis(a, ctx);
     raw.emplace_back(e.empty() ? core::RawSpecEntry() : core::RawSpecEntry(e));
   }
-  core::Result<core::PartitionSpec> norm = core::PartitionSpec::normalize(
-      raw, [&](std::string_view a) {
+  core::Result<core::PartitionSpec> norm =
+      core::PartitionSpec::normalize(raw, [&](std::string_view a) {
         return ctx.mesh && ctx.mesh->is_singleton(a);
       });
   if (!norm.ok()) throw_with_context(norm.error(), "");
@@ -299,10 +298,10 @@ const at::Tensor& assert_type(const at::Tensor& x,
   core::Result<core::GlobalType> g = core::make_global(
       local_entries, norm.value(), core::Shape::of(x.sizes().vec()));
   if (!g.ok())
-    throw_with_context(g.error(), "  In assert_type(\n    x: " +
-                                      describe_tensor(x) + ",\n    spec: " +
-                                      norm.value().to_string() + ",\n  )" +
-                                      mesh_suffix(ctx));
+    throw_with_context(
+        g.error(), "  In assert_type(\n    x: " + describe_tensor(x) +
+                       ",\n    spec: " + norm.value().to_string() + ",\n  )" +
+                       mesh_suffix(ctx));
   assert_on(x, g.value(), "assert_type", ctx);
   return x;
 }

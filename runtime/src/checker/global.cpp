@@ -207,6 +207,32 @@ void typecheck_global(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   std::vector<core::GlobalType> mutated_after;
   std::optional<core::TypeError> error;
   if (!r.ok()) error = r.error();
+  // Real shapes are known here, so an unknown shard means the core has no
+  // rule for this op and these shards: strict mode does not guess.
+  if (!error && st.strict) {
+    for (const std::string& a : r.value().type.unknown_shards) {
+      bool was_unknown = false;
+      for (const auto& o : ops.list)
+        was_unknown =
+            was_unknown || (o.type && o.type->unknown_shards.count(a));
+      if (was_unknown) continue;
+      core::TypeError u;
+      u.kind = core::ErrorKind::SpmdTypeError;
+      u.axis = a;
+      u.message = e.qualified + ": the shard of the result on axis " + a +
+                  " is unknown: the core has no sharding rule for this op "
+                  "and these operands";
+      for (const std::string& note : r.value().notes)
+        u.message += " (" + note + ")";
+      u.fix =
+          "run the op in a local region (checker::LocalRegionGuard or "
+          "checker::local_map) and assert the result's type, or gather "
+          "the input on " +
+          a + " first; permissive mode keeps the shard unknown";
+      error = u;
+      break;
+    }
+  }
   for (std::size_t i = 0; !error && i < ops.mutated.size(); ++i) {
     const auto& m = ops.mutated[i];
     core::Result<TensorType> after = core::apply_inplace(
@@ -301,10 +327,8 @@ core::PartitionSpec partition_spec(
   }
   std::shared_ptr<const MeshView> mesh;
   if (ThreadState* st = active_state()) mesh = current_ctx(*st).mesh;
-  core::Result<core::PartitionSpec> r =
-      core::PartitionSpec::normalize(raw, [&](std::string_view a) {
-        return mesh && mesh->is_singleton(a);
-      });
+  core::Result<core::PartitionSpec> r = core::PartitionSpec::normalize(
+      raw, [&](std::string_view a) { return mesh && mesh->is_singleton(a); });
   if (!r.ok()) throw_with_context(r.error(), "");
   return r.value();
 }
@@ -359,16 +383,16 @@ void stamp_all(const std::vector<at::Tensor>& ts,
 }  // namespace
 
 std::vector<at::Tensor> local_map(
-    const std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>&
-        body,
+    const std::function<
+        std::vector<at::Tensor>(const std::vector<at::Tensor>&)>& body,
     const std::vector<at::Tensor>& inputs,
     const std::optional<std::vector<core::BoundaryType>>& in_types,
     const std::vector<core::BoundaryType>& out_types, std::string_view name) {
   if (active_state() == nullptr) return body(inputs);
-  auto in = core::check_boundary(boundary_values(inputs, false),
-                                 in_types ? *in_types
-                                          : std::vector<core::BoundaryType>{},
-                                 "input", name, !in_types.has_value());
+  auto in = core::check_boundary(
+      boundary_values(inputs, false),
+      in_types ? *in_types : std::vector<core::BoundaryType>{}, "input", name,
+      !in_types.has_value());
   if (!in.ok()) throw_with_context(in.error(), "");
   stamp_all(inputs, in.value());
   std::vector<at::Tensor> results;
@@ -376,8 +400,8 @@ std::vector<at::Tensor> local_map(
     LocalRegionGuard region;
     results = body(inputs);
   }
-  auto out = core::stamp_outputs(boundary_values(results, true), out_types,
-                                 name);
+  auto out =
+      core::stamp_outputs(boundary_values(results, true), out_types, name);
   if (!out.ok()) throw_with_context(out.error(), "");
   stamp_all(results, out.value());
   return results;

@@ -190,7 +190,8 @@ struct OpEntry {
 /// The classification of `op`, cached per thread by schema.
 const OpEntry& op_entry(const c10::OperatorHandle& op);
 
-// --- global mode (global.cpp) -------------------------------------------------
+// --- global mode (global.cpp)
+// -------------------------------------------------
 
 /// Types one op in global mode (spec §12.2) in place of the local path:
 /// operand global types and local shapes, core::infer_global, in-place rule,

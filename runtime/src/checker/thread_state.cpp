@@ -72,8 +72,8 @@ const Ctx& current_ctx(ThreadState& st) {
     for (const auto& a : c->mesh->all) names.push_back(a.name);
     core::Status ok = core::check_local_axes(names, st.local_axes);
     if (!ok.ok())
-      throw_with_context(ok.error(), "  In TypecheckOptions::local_axes" +
-                                         mesh_suffix(*c));
+      throw_with_context(ok.error(),
+                         "  In TypecheckOptions::local_axes" + mesh_suffix(*c));
   }
   st.ctx = c.get();
   st.contexts.push_back(std::move(c));

@@ -43,7 +43,8 @@ class ShardInterner {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = infos_.find(key);
     if (it != infos_.end()) return it->second.get();
-    auto owned = std::make_unique<ShardInfo>(ShardInfo{g.spec, g.unknown_shards});
+    auto owned =
+        std::make_unique<ShardInfo>(ShardInfo{g.spec, g.unknown_shards});
     ShardRef ref = owned.get();
     infos_.emplace(std::move(key), std::move(owned));
     return ref;
@@ -213,8 +214,7 @@ void stamp_global(const at::Tensor& t, const core::GlobalType& g) {
 }
 
 ShardRef shards_of(const at::Tensor& t) {
-  return t.defined() ? table().lookup_shards(t.unsafeGetTensorImpl())
-                     : nullptr;
+  return t.defined() ? table().lookup_shards(t.unsafeGetTensorImpl()) : nullptr;
 }
 
 std::optional<core::GlobalType> global_of(const at::Tensor& t) {

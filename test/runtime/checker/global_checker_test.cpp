@@ -97,100 +97,195 @@ at::Tensor Rep(at::IntArrayRef shape) { return typed({tp = R}, shape); }
 
 TEST(GlobalChecker, PointwiseAndBroadcasting) {
   run_cases({
-      {"S(0) + S(0)", [] { return S0({4, 3}) + S0({4, 3}); },
+      {"S(0) + S(0)",
+       [] {
+         return S0({4, 3}) + S0({4, 3});
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
-      {"S(0) * plain number", [] { return S0({4, 3}) * 2.0; },
+      {"S(0) * plain number",
+       [] {
+         return S0({4, 3}) * 2.0;
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
-      {"gelu keeps the shard", [] { return at::gelu(S1({4, 6})); },
+      {"gelu keeps the shard",
+       [] {
+         return at::gelu(S1({4, 6}));
+       },
        "{tp: S(1)} PartitionSpec(None, tp)", false},
-      {"S(0) + R is rejected", [] { return S0({4, 3}) + Rep({4, 3}); },
+      {"S(0) + R is rejected",
+       [] {
+         return S0({4, 3}) + Rep({4, 3});
+       },
        "No valid sharding strategy for aten::add.Tensor on axis tp", true},
-      {"S(0) + S(1) is rejected", [] { return S0({4, 4}) + S1({4, 4}); },
+      {"S(0) + S(1) is rejected",
+       [] {
+         return S0({4, 4}) + S1({4, 4});
+       },
        "on axis tp", true},
       {"batch shard + bias [d] broadcasts",
-       [] { return S0({4, 3}) + Rep({3}); },
+       [] {
+         return S0({4, 3}) + Rep({3});
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
   });
 }
 
 TEST(GlobalChecker, Contractions) {
   run_cases({
-      {"mm(S(0), R) -> S(0)", [] { return at::mm(S0({4, 3}), Rep({3, 5})); },
+      {"mm(S(0), R) -> S(0)",
+       [] {
+         return at::mm(S0({4, 3}), Rep({3, 5}));
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
-      {"mm(R, S(1)) -> S(1)", [] { return at::mm(Rep({4, 3}), S1({3, 5})); },
+      {"mm(R, S(1)) -> S(1)",
+       [] {
+         return at::mm(Rep({4, 3}), S1({3, 5}));
+       },
        "{tp: S(1)} PartitionSpec(None, tp)", false},
-      {"mm(S(1), S(0)) -> P", [] { return at::mm(S1({4, 3}), S0({3, 5})); },
+      {"mm(S(1), S(0)) -> P",
+       [] {
+         return at::mm(S1({4, 3}), S0({3, 5}));
+       },
        "{tp: P}", false},
       {"matmul 3-d column parallel",
-       [] { return at::matmul(Rep({2, 4, 3}), S1({3, 6})); },
+       [] {
+         return at::matmul(Rep({2, 4, 3}), S1({3, 6}));
+       },
        "{tp: S(2)} PartitionSpec(None, None, tp)", false},
       {"linear, weight S(0) [out, in] -> S(-1)",
-       [] { return at::linear(Rep({4, 3}), S0({6, 3})); },
+       [] {
+         return at::linear(Rep({4, 3}), S0({6, 3}));
+       },
        "{tp: S(1)} PartitionSpec(None, tp)", false},
       {"mm(R, S(0)): full input to a row-parallel weight",
-       [] { return at::mm(Rep({4, 3}), S0({3, 5})); }, "on axis tp", true},
+       [] {
+         return at::mm(Rep({4, 3}), S0({3, 5}));
+       },
+       "on axis tp", true},
       {"linear with bias on a P product (bias before the reduce)",
-       [] { return at::linear(S1({4, 3}), S1({5, 3}), Rep({5})); },
+       [] {
+         return at::linear(S1({4, 3}), S1({5, 3}), Rep({5}));
+       },
        "tp", true},
-      {"bmm batch shard", [] { return at::bmm(S0({2, 4, 3}), S0({2, 3, 5})); },
+      {"bmm batch shard",
+       [] {
+         return at::bmm(S0({2, 4, 3}), S0({2, 3, 5}));
+       },
        "{tp: S(0)} PartitionSpec(tp, None, None)", false},
   });
 }
 
 TEST(GlobalChecker, ReductionsAndAlongDim) {
   run_cases({
-      {"sum over the shard -> P", [] { return S1({4, 6}).sum(1); }, "{tp: P}",
-       false},
+      {"sum over the shard -> P",
+       [] {
+         return S1({4, 6}).sum(1);
+       },
+       "{tp: P}", false},
       {"sum over another dim shifts the shard",
-       [] { return S1({4, 6}).sum(0); }, "{tp: S(0)} PartitionSpec(tp)",
-       false},
-      {"sum of everything -> P", [] { return S0({4, 6}).sum(); }, "{tp: P}",
-       false},
+       [] {
+         return S1({4, 6}).sum(0);
+       },
+       "{tp: S(0)} PartitionSpec(tp)", false},
+      {"sum of everything -> P",
+       [] {
+         return S0({4, 6}).sum();
+       },
+       "{tp: P}", false},
       {"mean keepdim over the shard -> P",
-       [] { return S1({4, 6}).mean({1}, true); }, "{tp: P}", false},
+       [] {
+         return S1({4, 6}).mean({1}, true);
+       },
+       "{tp: P}", false},
       {"max over the shard is rejected",
-       [] { return std::get<0>(S1({4, 6}).max(1)); }, "on axis tp", true},
+       [] {
+         return std::get<0>(S1({4, 6}).max(1));
+       },
+       "on axis tp", true},
       {"softmax along the shard is rejected",
-       [] { return at::softmax(S1({4, 6}), -1); }, "on axis tp", true},
+       [] {
+         return at::softmax(S1({4, 6}), -1);
+       },
+       "on axis tp", true},
       {"softmax along another dim keeps it",
-       [] { return at::softmax(S0({4, 6}), -1); },
+       [] {
+         return at::softmax(S0({4, 6}), -1);
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
       {"layer_norm over a sharded hidden dim is rejected",
-       [] { return at::layer_norm(S1({4, 6}), {6}); }, "on axis tp", true},
+       [] {
+         return at::layer_norm(S1({4, 6}), {6});
+       },
+       "on axis tp", true},
       {"layer_norm with a batch shard",
-       [] { return at::layer_norm(S0({4, 6}), {6}); },
+       [] {
+         return at::layer_norm(S0({4, 6}), {6});
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
   });
 }
 
 TEST(GlobalChecker, ShapeOps) {
   run_cases({
-      {"transpose moves the shard", [] { return S0({4, 6}).t(); },
+      {"transpose moves the shard",
+       [] {
+         return S0({4, 6}).t();
+       },
        "{tp: S(1)} PartitionSpec(None, tp)", false},
-      {"permute", [] { return S0({2, 4, 6}).permute({2, 0, 1}); },
+      {"permute",
+       [] {
+         return S0({2, 4, 6}).permute({2, 0, 1});
+       },
        "{tp: S(1)} PartitionSpec(None, tp, None)", false},
       {"view merging from the outer shard",
-       [] { return S0({2, 4, 6}).view({8, 6}); },
+       [] {
+         return S0({2, 4, 6}).view({8, 6});
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
       {"view merging an inner shard is rejected",
-       [] { return S1({2, 4, 6}).reshape({8, 6}); }, "tp", true},
-      {"unsqueeze shifts it", [] { return S0({4, 6}).unsqueeze(0); },
+       [] {
+         return S1({2, 4, 6}).reshape({8, 6});
+       },
+       "tp", true},
+      {"unsqueeze shifts it",
+       [] {
+         return S0({4, 6}).unsqueeze(0);
+       },
        "{tp: S(1)} PartitionSpec(None, tp, None)", false},
-      {"cat along another dim", [] { return at::cat({S0({4, 6}), S0({4, 2})}, 1); },
+      {"cat along another dim",
+       [] {
+         return at::cat({S0({4, 6}), S0({4, 2})}, 1);
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
       {"cat along the shard is rejected",
-       [] { return at::cat({S0({4, 6}), S0({2, 6})}, 0); }, "tp", true},
-      {"stack shifts it", [] { return at::stack({S0({4, 6}), S0({4, 6})}); },
+       [] {
+         return at::cat({S0({4, 6}), S0({2, 6})}, 0);
+       },
+       "tp", true},
+      {"stack shifts it",
+       [] {
+         return at::stack({S0({4, 6}), S0({4, 6})});
+       },
        "{tp: S(1)} PartitionSpec(None, tp, None)", false},
       {"narrow on the shard is rejected",
-       [] { return S0({4, 6}).narrow(0, 0, 2); }, "on axis tp", true},
+       [] {
+         return S0({4, 6}).narrow(0, 0, 2);
+       },
+       "on axis tp", true},
       {"narrow over the whole shard is a no-op",
-       [] { return S0({4, 6}).narrow(0, 0, 4); },
+       [] {
+         return S0({4, 6}).narrow(0, 0, 4);
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
-      {"select on another dim", [] { return S1({4, 6}).select(0, 1); },
+      {"select on another dim",
+       [] {
+         return S1({4, 6}).select(0, 1);
+       },
        "{tp: S(0)} PartitionSpec(tp)", false},
       {"chunk along another dim",
-       [] { return S0({4, 6}).chunk(2, 1)[1]; },
+       [] {
+         return S0({4, 6}).chunk(2, 1)[1];
+       },
        "{tp: S(0)} PartitionSpec(tp, None)", false},
   });
 }
@@ -228,15 +323,37 @@ TEST(GlobalChecker, EmbeddingAndLoss) {
 TEST(GlobalChecker, PartialByPropagationIsChecked) {
   run_cases({
       {"gelu on the row-parallel product",
-       [] { return at::gelu(at::mm(S1({4, 6}), S0({6, 3}))); }, "non-linear",
-       true},
+       [] {
+         return at::gelu(at::mm(S1({4, 6}), S0({6, 3})));
+       },
+       "non-linear", true},
       {"bias added to the partial product",
-       [] { return at::mm(S1({4, 6}), S0({6, 3})) + Rep({3}); }, "Partial",
-       true},
+       [] {
+         return at::mm(S1({4, 6}), S0({6, 3})) + Rep({3});
+       },
+       "Partial", true},
       {"a V without shard dim cannot enter a global op",
-       [] { return typed({tp = V}, {4, 6}) * 2.0; },
+       [] {
+         return typed({tp = V}, {4, 6}) * 2.0;
+       },
        "no PartitionSpec entry", true},
   });
+}
+
+// An op without a sharding rule for its shards: strict mode reports it (the
+// runtime knows every shape, so it never guesses); permissive mode keeps the
+// shard unknown until an assert_type names it.
+TEST(GlobalChecker, UnknownShardIsReportedInStrictMode) {
+  {
+    checker::TypecheckGuard guard(global_mesh({{"tp", 2}}));
+    EXPECT_TYPE_ERROR(at::trace(S0({4, 4})), "is unknown");
+  }
+  checker::TypecheckGuard guard(global_mesh({{"tp", 2}}, /*strict=*/false));
+  at::Tensor y = at::diag(S0({4, 4}));
+  EXPECT_EQ(gtype(y), "{tp: S(?)}");
+  EXPECT_FALSE(get_partition_spec(y).has_value());
+  assert_type(y, {tp = S(0)});
+  EXPECT_EQ(gtype(y), "{tp: S(0)} PartitionSpec(tp)");
 }
 
 TEST(GlobalChecker, InPlaceKeepsOrChecksTheShard) {
@@ -250,11 +367,13 @@ TEST(GlobalChecker, InPlaceKeepsOrChecksTheShard) {
 // --------------------------------------------- assert_type with a spec ----
 
 TEST(GlobalChecker, AssertTypeWithPartitionSpec) {
-  checker::TypecheckGuard guard(global_mesh({{"dp", 2}, {"tp", 2}, {"one", 1}}));
+  checker::TypecheckGuard guard(
+      global_mesh({{"dp", 2}, {"tp", 2}, {"one", 1}}));
   at::Tensor x = untyped({4, 6});
   assert_type(x, {dp = V, tp = V}, checker::partition_spec({{dp, tp}, {}}));
   ASSERT_TRUE(get_partition_spec(x));
-  EXPECT_EQ(get_partition_spec(x)->to_string(), "PartitionSpec((dp, tp), None)");
+  EXPECT_EQ(get_partition_spec(x)->to_string(),
+            "PartitionSpec((dp, tp), None)");
   // Refinement: a consistent re-assert is accepted; singleton axes drop out.
   assert_type(x, {dp = V}, checker::partition_spec({{dp, tp, one}, {}}));
   // Conflicts name the dim and the fix.
@@ -320,20 +439,18 @@ TEST(GlobalChecker, LocalMapChecksBothBoundaries) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(gtype(out[0]), "{tp: S(0)} PartitionSpec(tp, None)");
   // An input that contradicts in_types, and a leaf count mismatch.
-  EXPECT_TYPE_ERROR(
-      checker::local_map(body, {x, b},
-                         std::vector<core::BoundaryType>{
-                             checker::boundary({tp = S(1)}),
-                             checker::boundary({tp = R})},
-                         {checker::boundary({tp = S(0)})}, "f"),
-      "tp");
+  EXPECT_TYPE_ERROR(checker::local_map(body, {x, b},
+                                       std::vector<core::BoundaryType>{
+                                           checker::boundary({tp = S(1)}),
+                                           checker::boundary({tp = R})},
+                                       {checker::boundary({tp = S(0)})}, "f"),
+                    "tp");
   EXPECT_TYPE_ERROR(checker::local_map(body, {x, b}, std::nullopt, {}, "g"),
                     "g");
   // Infer (nullopt) skips the input check.
-  auto inferred = checker::local_map(body, {x, b}, std::nullopt,
-                                     {checker::boundary(checker::partition_spec(
-                                         {{tp}, {}}))},
-                                     "h");
+  auto inferred = checker::local_map(
+      body, {x, b}, std::nullopt,
+      {checker::boundary(checker::partition_spec({{tp}, {}}))}, "h");
   EXPECT_EQ(gtype(inferred[0]), "{tp: S(0)} PartitionSpec(tp, None)");
 }
 
@@ -368,11 +485,11 @@ at::Tensor ramp(at::IntArrayRef shape, double scale, double offset = 0.0) {
 
 enum class MlpBug {
   None,
-  BiasBeforeReduce,       // y = h @ w2 + b, then all_reduce
-  GeluOnPartial,          // gelu(h @ w2) before the reduce
-  AllReduceFeatureShard,  // all_reduce of the column-parallel activation
-  GatherWrongDim,         // all_gather along dim 0 of an S(1) tensor
-  FullInputToRowParallel, // the unsplit input fed to the row-parallel weight
+  BiasBeforeReduce,        // y = h @ w2 + b, then all_reduce
+  GeluOnPartial,           // gelu(h @ w2) before the reduce
+  AllReduceFeatureShard,   // all_reduce of the column-parallel activation
+  GatherWrongDim,          // all_gather along dim 0 of an S(1) tensor
+  FullInputToRowParallel,  // the unsplit input fed to the row-parallel weight
 };
 
 // Column -> row parallel MLP: x [b, d] R; w1 [d, f] column-sharded (S(1)),
@@ -431,8 +548,7 @@ TEST(GlobalCollectives, EachMlpBugIsCaughtAtRunTime) {
   const std::pair<MlpBug, std::vector<std::string>> bugs[] = {
       {MlpBug::BiasBeforeReduce, {"In aten::add.Tensor(", "Partial"}},
       {MlpBug::GeluOnPartial, {"In aten::gelu(", "non-linear"}},
-      {MlpBug::AllReduceFeatureShard,
-       {"all_reduce", "sharded", "all_gather"}},
+      {MlpBug::AllReduceFeatureShard, {"all_reduce", "sharded", "all_gather"}},
       {MlpBug::GatherWrongDim, {"all_gather", "S(1)", "S(0)"}},
       {MlpBug::FullInputToRowParallel, {"In aten::mm(", "on axis tp"}},
   };
@@ -449,7 +565,8 @@ TEST(GlobalCollectives, EachMlpBugIsCaughtAtRunTime) {
     for (const std::string& msg : messages)
       for (const std::string& p : phrases)
         EXPECT_NE(msg.find(p), std::string::npos)
-            << "bug " << int(bug) << ", message:\n" << msg;
+            << "bug " << int(bug) << ", message:\n"
+            << msg;
   }
 }
 
