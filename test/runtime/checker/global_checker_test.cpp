@@ -538,8 +538,8 @@ void parallel_mlp(const DeviceMesh& mesh, MlpBug bug) {
   EXPECT_TRUE(at::allclose(out, expect, 1e-4, 1e-5));
 }
 
-TEST(GlobalCollectives, ColumnRowParallelMlpOn2And4Ranks) {
-  for (int64_t size : {2, 4})
+TEST(GlobalCollectives, ColumnRowParallelMlpOn2To8Ranks) {
+  for (int64_t size : {2, 4, 8})
     run_mesh({{tp, size}},
              [](const DeviceMesh& mesh) { parallel_mlp(mesh, MlpBug::None); });
 }
