@@ -68,9 +68,13 @@ AnnotationTable::Key AnnotationTable::key(const Decl *D) {
 }
 
 template <typename MapT>
-auto AnnotationTable::lookup(const MapT &M, const Decl *D)
+auto AnnotationTable::lookup(const MapT &M, const Decl *D) const
     -> decltype(&M.begin()->second) {
-  if (!D || D->getLocation().isInvalid() || M.empty())
+  if (!D || D->getLocation().isInvalid())
+    return nullptr;
+  if (!Imported.empty())
+    resolveImported(D);
+  if (M.empty())
     return nullptr;
   auto It = M.find(key(D));
   return It == M.end() ? nullptr : &It->second;
