@@ -65,8 +65,8 @@ std::string writtenOpName(const CallExpr *CE, const SourceManager &SM,
   const Expr *Callee = CE->getCallee()->IgnoreParenImpCasts();
   SourceRange R = Callee->getSourceRange();
   if (R.isValid() && !R.getBegin().isMacroID() && !R.getEnd().isMacroID()) {
-    llvm::StringRef Text = Lexer::getSourceText(
-        CharSourceRange::getTokenRange(R), SM, LO);
+    llvm::StringRef Text =
+        Lexer::getSourceText(CharSourceRange::getTokenRange(R), SM, LO);
     if (!Text.empty() && Text.size() <= 48 && !Text.contains('\n'))
       return Text.str();
   }
@@ -83,7 +83,8 @@ std::string writtenOpName(const CallExpr *CE, const SourceManager &SM,
 /// those names standing as a word in the message is replaced.
 std::string Reporter::opMessage(const Problem &P) const {
   std::string Msg = oneLine(P.Error->message);
-  if (!P.Call || (P.Code != ProblemCode::OpType && P.Code != ProblemCode::InPlace))
+  if (!P.Call ||
+      (P.Code != ProblemCode::OpType && P.Code != ProblemCode::InPlace))
     return Msg;
   llvm::SmallVector<std::string, 3> CoreNames;
   const FunctionDecl *FD = P.Call->getDirectCallee();
