@@ -81,7 +81,17 @@ auto AnnotationTable::lookup(const MapT &M, const Decl *D) const
 }
 
 void AnnotationTable::setType(const Decl *D, TypeAnnotation A) {
-  Types[key(D)] = std::move(A);
+  if (Types.insert_or_assign(key(D), std::move(A)).second)
+    TypedDecls.push_back(D);
+}
+void AnnotationTable::addWhen(const Decl *D, WhenAnnotation W) {
+  auto &List = Whens[key(D)];
+  if (List.empty())
+    WhenDecls.push_back(D);
+  List.push_back(std::move(W));
+}
+const TypeAnnotation *AnnotationTable::ownType(const Decl *D) const {
+  return lookup(Types, D);
 }
 void AnnotationTable::setMesh(const Decl *D, MeshAnnotation A) {
   Meshes[key(D)] = std::move(A);
@@ -169,6 +179,13 @@ AnnotationTable::opClassOf(const FunctionDecl *FD) const {
   return std::nullopt;
 }
 
+std::optional<core::OpClass>
+AnnotationTable::opClassOfCallable(const ValueDecl *D) const {
+  if (const core::OpClass *C = lookup(Ops, D))
+    return *C;
+  return std::nullopt;
+}
+
 bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
   if ((Unchecked.empty() && Imported.empty()) || !FD)
     return false;
@@ -196,12 +213,36 @@ const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
   return nullptr;
 }
 
+llvm::ArrayRef<WhenAnnotation>
+AnnotationTable::whensOf(const FunctionDecl *FD, int Param) const {
+  if (Whens.empty() || !FD)
+    return {};
+  for (const FunctionDecl *C : candidates(FD)) {
+    const Decl *D = C;
+    if (Param >= 0) {
+      if (unsigned(Param) >= C->getNumParams())
+        continue;
+      D = C->getParamDecl(Param);
+    }
+    if (const auto *L = lookup(Whens, D))
+      return *L;
+  }
+  return {};
+}
+
 bool AnnotationTable::isAnnotatedFunction(const FunctionDecl *FD) const {
   if (resultOf(FD) || meshOf(FD) || opClassOf(FD))
     return true;
   for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I)
     if (paramOf(FD, I))
       return true;
+  if (!Whens.empty()) {
+    if (!whensOf(FD, -1).empty())
+      return true;
+    for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I)
+      if (!whensOf(FD, I).empty())
+        return true;
+  }
   return false;
 }
 
@@ -338,7 +379,7 @@ std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
 
 namespace {
 
-enum class AttrWhich { Type, Mesh, Op, Unchecked, AxisSize, Local };
+enum class AttrWhich { Type, Mesh, Op, Unchecked, AxisSize, Local, When, Unless };
 
 const char *attrName(AttrWhich W) {
   switch (W) {
@@ -354,6 +395,10 @@ const char *attrName(AttrWhich W) {
     return "spmd::local";
   case AttrWhich::AxisSize:
     return "spmd::axis_size";
+  case AttrWhich::When:
+    return "spmd::when";
+  case AttrWhich::Unless:
+    return "spmd::unless";
   }
   return "spmd";
 }
@@ -460,6 +505,16 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
            // A static, thread_local or extern local lives across calls:
            // not a per-call value the dataflow can follow.
            (VD && VD->isLocalVarDecl() && VD->hasLocalStorage());
+    } else if (Which == AttrWhich::When || Which == AttrWhich::Unless) {
+      // Whether the function is a method is checked at the end of the
+      // translation unit (a parameter has no function yet here).
+      OK = isa<FunctionDecl>(D) || isa<ParmVarDecl>(D);
+    } else if (Which == AttrWhich::Op) {
+      // On a callable member or local (std::function, a function pointer):
+      // calls through it are typed as an op of that class.
+      const auto *VD = dyn_cast<VarDecl>(D);
+      OK = isa<FunctionDecl>(D) || isa<FieldDecl>(D) ||
+           (VD && !isa<ParmVarDecl>(VD) && VD->isLocalVarDecl());
     } else {
       OK = isa<FunctionDecl>(D);
     }
@@ -471,6 +526,12 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
                           ? "'%0' applies to local variables, parameters, "
                             "functions (their result) and non-static data "
                             "members, not to %1"
+                      : Which == AttrWhich::When || Which == AttrWhich::Unless
+                          ? "'%0' applies to methods and their parameters, "
+                            "not to %1"
+                      : Which == AttrWhich::Op
+                          ? "'%0' applies to functions and to callable data "
+                            "members and local variables, not to %1"
                           : "'%0' applies to functions, not to %1"))
         << attrName(Which) << describe(D) << Attr.getRange();
     return false;
@@ -508,7 +569,9 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
       // Clang parses a lone identifier as first argument as an identifier,
       // not an expression: `mesh(dp, tp)`, `op(linear)`.
       if (Attr.isArgIdent(I)) {
-        if (Which == AttrWhich::Type) {
+        if (Which == AttrWhich::Type ||
+            ((Which == AttrWhich::When || Which == AttrWhich::Unless) &&
+             I > 0)) {
           IdentifierLoc *IL = Attr.getArgAsIdent(I);
           S.Diag(IL->Loc, customDiag(S, DiagnosticsEngine::Error,
                                      "argument of 'spmd::type' must be 'axis "
@@ -549,8 +612,54 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
       return AttributeApplied;
     case AttrWhich::AxisSize:
       return handleAxisSize(S, D, Attr, Table);
+    case AttrWhich::When:
+    case AttrWhich::Unless:
+      return handleWhen(S, D, Attr, Table);
     }
     return AttributeNotApplied;
+  }
+
+  /// [[spmd::when(flag, axis = type, ...)]] / [[spmd::unless(...)]]: the
+  /// flag is a data member named by a bare identifier (the class may not be
+  /// complete yet; the name is resolved when the method is analysed).
+  AttrHandling handleWhen(Sema &S, Decl *D, const ParsedAttr &Attr,
+                          AnnotationTable &Table) const {
+    const char *Name = attrName(Which);
+    if (Attr.getNumArgs() < 2 || !Attr.isArgIdent(0)) {
+      S.Diag(Attr.getLoc(),
+             customDiag(S, DiagnosticsEngine::Error,
+                        "'%0' takes the name of a bool data member and at "
+                        "least one 'axis = type', e.g. [[%0(gather_output_, "
+                        "tp = I)]]"))
+          << Name;
+      return AttributeNotApplied;
+    }
+    WhenAnnotation W;
+    IdentifierLoc *IL = Attr.getArgAsIdent(0);
+    W.Flag = IL->Ident->getName().str();
+    W.FlagLoc = IL->Loc;
+    W.Value = Which == AttrWhich::When;
+    W.Type.Loc = Attr.getLoc();
+    bool OK = true;
+    for (unsigned I = 1; I < Attr.getNumArgs(); ++I) {
+      std::optional<AxisEntry> E = parseEntry(S, Attr.getArgAsExpr(I), Name);
+      if (!E) {
+        OK = false;
+        continue;
+      }
+      if (W.Type.entry(E->Axis)) {
+        S.Diag(E->Loc, customDiag(S, DiagnosticsEngine::Error,
+                                  "axis '%0' appears twice in '%1'"))
+            << E->Axis << Name;
+        OK = false;
+        continue;
+      }
+      W.Type.Entries.push_back(std::move(*E));
+    }
+    if (!OK)
+      return AttributeNotApplied;
+    Table.addWhen(D, std::move(W));
+    return AttributeApplied;
   }
 
   AttrHandling handleType(Sema &S, Decl *D, const ParsedAttr &Attr,
@@ -743,6 +852,10 @@ constexpr ParsedAttrInfo::Spelling AxisSizeSpellings[] = {
     {ParsedAttr::AS_CXX11, "axis_size"}};
 constexpr ParsedAttrInfo::Spelling LocalSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::local"}, {ParsedAttr::AS_CXX11, "local"}};
+constexpr ParsedAttrInfo::Spelling WhenSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::when"}, {ParsedAttr::AS_CXX11, "when"}};
+constexpr ParsedAttrInfo::Spelling UnlessSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::unless"}, {ParsedAttr::AS_CXX11, "unless"}};
 constexpr ParsedAttrInfo::Spelling UncheckedSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::unchecked"},
     {ParsedAttr::AS_CXX11, "unchecked"}};
@@ -763,6 +876,12 @@ struct AxisSizeAttrInfo : SpmdAttrInfo {
 struct LocalAttrInfo : SpmdAttrInfo {
   LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 0) {}
 };
+struct WhenAttrInfo : SpmdAttrInfo {
+  WhenAttrInfo() : SpmdAttrInfo(AttrWhich::When, WhenSpellings, 0, 15) {}
+};
+struct UnlessAttrInfo : SpmdAttrInfo {
+  UnlessAttrInfo() : SpmdAttrInfo(AttrWhich::Unless, UnlessSpellings, 0, 15) {}
+};
 struct UncheckedAttrInfo : SpmdAttrInfo {
   UncheckedAttrInfo()
       : SpmdAttrInfo(AttrWhich::Unchecked, UncheckedSpellings, 0, 0) {}
@@ -780,6 +899,10 @@ ParsedAttrInfoRegistry::Add<AxisSizeAttrInfo>
 ParsedAttrInfoRegistry::Add<LocalAttrInfo>
     RegisterLocal("spmd::local",
                   "a local region in global mode (local_map, spec 12.3)");
+ParsedAttrInfoRegistry::Add<WhenAttrInfo>
+    RegisterWhen("spmd::when", "types of an instance whose flag is true");
+ParsedAttrInfoRegistry::Add<UnlessAttrInfo>
+    RegisterUnless("spmd::unless", "types of an instance whose flag is false");
 ParsedAttrInfoRegistry::Add<UncheckedAttrInfo>
     RegisterUnchecked("spmd::unchecked", "skip the body of a function");
 

@@ -182,6 +182,7 @@ unsigned checkTranslationUnit(ASTContext &Ctx, const Options &Opts,
     auto Start = std::chrono::steady_clock::now();
     TUContext TU(Ctx, AnnotationTable::get(Ctx), Opts);
     Reporter Rep(Diags, TU);
+    TU.Layouts.validate(Diags); // annotation errors found only now
     analyzeTranslationUnit(TU, Rep);
     Count = Rep.flush();
     if (Opts.Stats) {

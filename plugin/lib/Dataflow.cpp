@@ -5,6 +5,9 @@
 #include "clang/Analysis/Analyses/PostOrderCFGView.h"
 #include "clang/Analysis/FlowSensitive/DataflowWorklist.h"
 
+#include <map>
+#include <tuple>
+
 using namespace clang;
 
 namespace spmd::plugin {
@@ -25,12 +28,26 @@ std::unique_ptr<CFG> buildCFG(const FunctionDecl *FD, ASTContext &Ctx) {
 
 using AxisSet = llvm::SmallVector<AxisId, 2>;
 
+/// Per block: the successor a layout flag never takes (a branch on
+/// `gather_output_` in the layout where it is false), or nullopt.
+using DeadEdges = std::vector<std::optional<unsigned>>;
+
+/// Whether the edge \p From -> \p To is never taken.
+bool isDead(const DeadEdges &Dead, const CFGBlock &From, const CFGBlock &To) {
+  const std::optional<unsigned> &D = Dead[From.getBlockID()];
+  if (!D)
+    return false;
+  return From.succ_begin()[*D].getReachableBlock() == &To &&
+         From.succ_begin()[1 - *D].getReachableBlock() != &To;
+}
+
 /// Size-1 guards: the axes that have one rank on every path to each block.
 /// A must-analysis over the CFG: a branch on `size == 1` (Transfer::
 /// sizeOneEdge) adds the axis along one edge; merges intersect.
 class SizeOneAxes {
 public:
-  SizeOneAxes(const CFG &Cfg, Transfer &T, const PostOrderCFGView &Order)
+  SizeOneAxes(const CFG &Cfg, Transfer &T, const PostOrderCFGView &Order,
+              const DeadEdges &Dead)
       : Edge(Cfg.getNumBlockIDs()), In(Cfg.getNumBlockIDs()) {
     for (const CFGBlock *B : Cfg)
       if (B->succ_size() == 2)
@@ -44,7 +61,7 @@ public:
         std::optional<AxisSet> New;
         for (const CFGBlock::AdjacentBlock &P : B->preds()) {
           const CFGBlock *PB = P.getReachableBlock();
-          if (!PB || !In[PB->getBlockID()])
+          if (!PB || !In[PB->getBlockID()] || isDead(Dead, *PB, *B))
             continue;
           AxisSet S = along(*PB, *B);
           if (!New)
@@ -89,8 +106,8 @@ private:
 class BlockStates {
 public:
   BlockStates(const CFG &Cfg, FactMap Entry, FactArena &Arena,
-              const SizeOneAxes &SizeOne)
-      : Cfg(Cfg), Entry(Entry), Arena(Arena), SizeOne(SizeOne),
+              const SizeOneAxes &SizeOne, const DeadEdges &Dead)
+      : Cfg(Cfg), Entry(Entry), Arena(Arena), SizeOne(SizeOne), Dead(Dead),
         Out(Cfg.getNumBlockIDs()) {}
 
   /// The join of the predecessors' out-states; nullopt while none has been
@@ -104,7 +121,7 @@ public:
     llvm::ArrayRef<AxisId> Here = SizeOne.at(B);
     for (const CFGBlock::AdjacentBlock &P : B.preds()) {
       const CFGBlock *PB = P.getReachableBlock();
-      if (!PB || !Out[PB->getBlockID()])
+      if (!PB || !Out[PB->getBlockID()] || isDead(Dead, *PB, B))
         continue;
       FactMap O = *Out[PB->getBlockID()];
       for (AxisId A : SizeOne.along(*PB, B))
@@ -140,32 +157,78 @@ private:
   FactMap Entry;
   FactArena &Arena;
   const SizeOneAxes &SizeOne;
+  const DeadEdges &Dead;
   std::vector<std::optional<FactMap>> Out;
 };
 
-} // namespace
+/// Collects the problems of each layout of a body and passes them on once
+/// all layouts are done: a problem found in every layout as it is, one found
+/// in some layouts only with the first such layout (the reporter says which).
+class LayoutProblems : public ProblemHandler {
+public:
+  LayoutProblems(ProblemHandler &Next, const LayoutFlags &Flags)
+      : Next(Next), Flags(Flags) {}
+  bool isEnabled(DiagKind K) const override { return Next.isEnabled(K); }
+  void startLayout(uint32_t Values) {
+    Current = Values;
+    ++Layouts;
+  }
+  void handle(Problem P) override {
+    Key K{unsigned(P.Code), P.Loc.getRawEncoding(), P.Axis ? *P.Axis + 1 : 0};
+    auto &Seen = Count[K];
+    if (Seen.second == Layouts)
+      return; // the same problem twice in one layout (not counted twice)
+    Seen = {Seen.first + 1, Layouts};
+    Found.push_back({K, Current, std::move(P)});
+  }
+  void flush(const clang::FunctionDecl *FD) {
+    Next.beginFunction(FD);
+    for (Entry &E : Found) {
+      if (Count[E.K].first < Layouts)
+        for (unsigned I = 0; I < Flags.Flags.size(); ++I)
+          E.P.Layout.push_back({Flags.Flags[I], bool(E.Values >> I & 1)});
+      Next.handle(std::move(E.P));
+    }
+  }
 
-void analyzeFunction(TUContext &TU, const FunctionDecl *FD,
-                     ProblemHandler &Handler) {
-  std::unique_ptr<CFG> Cfg = buildCFG(FD, TU.Ctx);
-  if (!Cfg)
-    return; // e.g. unsupported statements: say nothing rather than guess.
-  TU.Blocks += Cfg->getNumBlockIDs();
+private:
+  using Key = std::tuple<unsigned, unsigned, unsigned>;
+  struct Entry {
+    Key K;
+    uint32_t Values;
+    Problem P;
+  };
+  ProblemHandler &Next;
+  const LayoutFlags &Flags;
+  uint32_t Current = 0;
+  unsigned Layouts = 0;
+  std::map<Key, std::pair<unsigned, unsigned>> Count; // layouts, last layout
+  std::vector<Entry> Found;
+};
 
+void analyzeOnce(TUContext &TU, const FunctionDecl *FD, const CFG &Cfg,
+                 ProblemHandler &Handler, const Layout *L) {
   FactArena Arena;
   Transfer T(TU, FD, Arena);
-  PostOrderCFGView Order(Cfg.get());
-  SizeOneAxes SizeOne(*Cfg, T, Order);
-  BlockStates States(*Cfg, T.entryState(), Arena, SizeOne);
+  T.setLayout(L);
+  DeadEdges Dead(Cfg.getNumBlockIDs());
+  if (L)
+    for (const CFGBlock *B : Cfg)
+      if (B->succ_size() == 2)
+        if (std::optional<bool> V = T.layoutCondition(B->getLastCondition()))
+          Dead[B->getBlockID()] = *V ? 1u : 0u;
+  PostOrderCFGView Order(&Cfg);
+  SizeOneAxes SizeOne(Cfg, T, Order, Dead);
+  BlockStates States(Cfg, T.entryState(), Arena, SizeOne, Dead);
 
   // To a fixed point. The lattice is finite, and a block visited more than
   // WidenAfterVisits times widens whatever still changes to Top, so each
   // further visit that changes anything adds a Top: this terminates within
   // a few rounds plus the number of variables, with no cap that would drop
   // the function's diagnostics.
-  ForwardDataflowWorklist Worklist(*Cfg, &Order);
-  std::vector<unsigned> Visits(Cfg->getNumBlockIDs(), 0);
-  Worklist.enqueueBlock(&Cfg->getEntry());
+  ForwardDataflowWorklist Worklist(Cfg, &Order);
+  std::vector<unsigned> Visits(Cfg.getNumBlockIDs(), 0);
+  Worklist.enqueueBlock(&Cfg.getEntry());
   while (const CFGBlock *B = Worklist.dequeue()) {
     std::optional<FactMap> In = States.in(*B);
     if (!In)
@@ -179,10 +242,35 @@ void analyzeFunction(TUContext &TU, const FunctionDecl *FD,
   }
 
   // Report with the converged facts.
-  Handler.beginFunction(FD);
+  if (!L)
+    Handler.beginFunction(FD);
   for (const CFGBlock *B : Order)
     if (std::optional<FactMap> In = States.in(*B))
       T.block(*B, *In, &Handler, SizeOne.at(*B));
+}
+
+} // namespace
+
+void analyzeFunction(TUContext &TU, const FunctionDecl *FD,
+                     ProblemHandler &Handler) {
+  std::unique_ptr<CFG> Cfg = buildCFG(FD, TU.Ctx);
+  if (!Cfg)
+    return; // e.g. unsupported statements: say nothing rather than guess.
+  TU.Blocks += Cfg->getNumBlockIDs();
+  const LayoutFlags &Flags = TU.Layouts.flagsOf(FD);
+  if (Flags.Flags.empty())
+    return analyzeOnce(TU, FD, *Cfg, Handler, nullptr);
+  // A layer whose types depend on its flags: once per layout.
+  LayoutProblems Per(Handler, Flags);
+  unsigned N = Flags.Flags.size();
+  for (uint32_t V = 0; V < (1u << N); ++V) {
+    Layout L;
+    L.Known = (1u << N) - 1;
+    L.Values = V;
+    Per.startLayout(V);
+    analyzeOnce(TU, FD, *Cfg, Per, &L);
+  }
+  Per.flush(FD);
 }
 
 } // namespace spmd::plugin

@@ -77,6 +77,9 @@ struct Destination {
   unsigned ParamIndex = 0;
   const clang::Expr *Mutated = nullptr;
   const TypeAnnotation *Declared = nullptr; ///< the declared type
+  /// Argument: where the callee's instance was constructed with the layout
+  /// flag that chose the declared type ([[spmd::when]]), if it did.
+  clang::SourceLocation LayoutLoc;
 };
 
 /// One problem found by the transfer functions.
@@ -107,6 +110,9 @@ struct Problem {
   Destination Dest;                     ///< Mismatch
   const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
   core::TensorType Type; ///< MissingMeshAxis: the axes the operand has
+  /// Found while analysing a body in one layout of its flags only
+  /// ([[spmd::when]]): each flag and its value there.
+  llvm::SmallVector<std::pair<const clang::FieldDecl *, bool>, 2> Layout;
 };
 
 /// Receives the problems of the functions analysed.

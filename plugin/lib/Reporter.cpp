@@ -223,6 +223,17 @@ void Reporter::handle(Problem P) {
       return;
     break;
   }
+  // A problem of one layout of a layer's flags ([[spmd::when]]).
+  if (!P.Layout.empty()) {
+    std::string Text = "in the layout where ";
+    for (size_t I = 0; I < P.Layout.size(); ++I)
+      Text += (I ? " and '" : "'") + P.Layout[I].first->getNameAsString() +
+              "' is " + (P.Layout[I].second ? "true" : "false");
+    D.Notes.push_back({P.Layout.front().first->getLocation(),
+                       Text + " (the body is checked once per layout of "
+                              "[[spmd::when]] / [[spmd::unless]])",
+                       {}});
+  }
   Buffer.push_back(std::move(D));
 }
 
@@ -332,6 +343,11 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
   D.Notes.push_back(
       {Dest.Declared->Loc, "declared type is " + Dest.Declared->str(), {}});
+  if (Dest.LayoutLoc.isValid())
+    D.Notes.push_back({Dest.LayoutLoc,
+                       "the layout of this instance (and so the declared "
+                       "type) is chosen by this constructor argument",
+                       {}});
   if (P.Fix)
     if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))
       D.Notes.push_back(std::move(*Fix));

@@ -56,12 +56,32 @@ core::TensorType Transfer::knownPart(const Value &V) const {
   return T;
 }
 
+void Transfer::setLayout(const Layout *L) {
+  CurLayout = L;
+  Result = L ? TU.Layouts.typeIn(FD, -1, *L) : TU.Table.resultOf(FD);
+}
+
+std::optional<bool> Transfer::layoutCondition(const Expr *Cond) {
+  if (!CurLayout)
+    return std::nullopt;
+  return TU.Layouts.conditionIn(FD, Cond, *CurLayout);
+}
+
+const TypeAnnotation *Transfer::declaredType(const ValueDecl *D) {
+  if (CurLayout)
+    if (const auto *P = dyn_cast<ParmVarDecl>(D))
+      if (P->getDeclContext() == FD)
+        return TU.Layouts.typeIn(FD, int(P->getFunctionScopeIndex()),
+                                 *CurLayout);
+  return TU.Table.typeOf(D);
+}
+
 unsigned Transfer::varIndex(const VarDecl *VD) {
   return VarIndex.try_emplace(VD, VarIndex.size()).first->second;
 }
 
 void Transfer::setVar(const VarDecl *VD, const Value &V) {
-  if (TU.Table.typeOf(VD))
+  if (declaredType(VD))
     return; // a declared variable keeps its declared type
   Cur = Cur.set(varIndex(VD), V, Arena);
 }
@@ -73,7 +93,7 @@ void Transfer::setVar(const VarDecl *VD, const Value &V) {
 FactMap Transfer::entryState() {
   FactMap S;
   for (const ParmVarDecl *P : FD->parameters())
-    if (const TypeAnnotation *A = TU.Table.typeOf(P)) {
+    if (const TypeAnnotation *A = declaredType(P)) {
       TU.noteAxes(*A);
       S = S.set(varIndex(P), declared(*A, {A->Loc, OriginKind::Declared}),
                 Arena);
@@ -216,7 +236,7 @@ Value Transfer::evalUncached(const Expr *E) {
       }
       VD = cast<VarDecl>(Target);
     }
-    if (const TypeAnnotation *A = TU.Table.typeOf(VD))
+    if (const TypeAnnotation *A = declaredType(VD))
       return declared(*A, {A->Loc, OriginKind::Declared});
     auto It = VarIndex.find(VD);
     const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second);
@@ -274,7 +294,7 @@ Value Transfer::evalUncached(const Expr *E) {
 Value Transfer::evalCall(const CallExpr *CE) {
   const FunctionDecl *Callee = CE->getDirectCallee();
   if (!Callee)
-    return Value::unknown();
+    return evalIndirectCall(CE).value_or(Value::unknown());
 
   if (isSpmdFunction(Callee) && Callee->getIdentifier()) {
     if (std::optional<core::Collective> C =
@@ -292,6 +312,10 @@ Value Transfer::evalCall(const CallExpr *CE) {
   if (OpCall && OpCall->getOperator() == OO_Equal && CE->getNumArgs() == 2 &&
       Types.isTracked(CE->getArg(0)->getType()))
     return evalAssignment(OpCall);
+
+  if (OpCall && OpCall->getOperator() == OO_Call && !TU.isAnnotated(Callee))
+    if (std::optional<Value> V = evalIndirectCall(CE))
+      return *V; // a std::function or another callable object
 
   if (TU.isAnnotated(Callee))
     return evalUserCall(CE, Callee);
@@ -313,7 +337,7 @@ Value Transfer::evalAssignment(const CXXOperatorCallExpr *CE) {
   LValue L = lvalueOf(CE->getArg(0));
   const VarDecl *VD = L.Var;
   const FieldDecl *F = L.Field;
-  if (const TypeAnnotation *A = VD  ? TU.Table.typeOf(VD)
+  if (const TypeAnnotation *A = VD  ? declaredType(VD)
                                 : F ? TU.Table.typeOf(F)
                                     : nullptr)
     return declared(*A, {A->Loc, OriginKind::Declared});
@@ -363,6 +387,23 @@ Value Transfer::evalUserCall(const CallExpr *CE, const FunctionDecl *Callee) {
 
 Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
                               llvm::ArrayRef<const Expr *> Args) {
+  // A layer with layout flags: the layout its instance was constructed with
+  // (the object of the call, through a module holder).
+  std::optional<Layout> CallLayout;
+  if (!TU.Layouts.flagsOf(Callee).Flags.empty()) {
+    const Expr *Instance = nullptr;
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
+      Instance = MC->getImplicitObjectArgument();
+    else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Call);
+             OC && OC->getNumArgs() > 0)
+      Instance = OC->getArg(0);
+    CallLayout = TU.Layouts.layoutOfInstance(Callee, Instance, FD, CurLayout);
+  }
+  bool Partial = false;
+  auto ParamType = [&](unsigned PI) {
+    return CallLayout ? TU.Layouts.typeIn(Callee, int(PI), *CallLayout)
+                      : TU.Table.paramOf(Callee, PI);
+  };
   for (unsigned PI = 0; PI < Args.size(); ++PI) {
     if (PI >= Callee->getNumParams())
       break;
@@ -370,18 +411,26 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
     if (!Arg || isa<CXXDefaultArgExpr>(Arg) || isEmptyOptional(Arg, Types))
       continue;
     Arg = seeThroughOptional(Arg, Types);
-    const TypeAnnotation *A = TU.Table.paramOf(Callee, PI);
+    const TypeAnnotation *A = ParamType(PI);
     if (!A || !Types.isTracked(Arg->getType()))
       continue; // only tensors are tracked
     Destination D;
+    if (CallLayout && A != TU.Table.paramOf(Callee, PI))
+      D.LayoutLoc = CallLayout->Where;
     D.Kind = Destination::Argument;
     D.Callee = Callee;
     D.ParamIndex = PI;
     D.Declared = A;
     checkAgainst(eval(Arg), *A, D, Arg);
   }
-  if (const TypeAnnotation *R = TU.Table.resultOf(Callee))
-    return declared(*R, {Call->getExprLoc(), OriginKind::CallResult});
+  if (const TypeAnnotation *R =
+          CallLayout ? TU.Layouts.typeIn(Callee, -1, *CallLayout, &Partial)
+                     : TU.Table.resultOf(Callee)) {
+    Value V = declared(*R, {Call->getExprLoc(), OriginKind::CallResult});
+    if (Partial) // axes of an unknown layout: strict mode says so here
+      checkUnknownUse(Value::unknown(), Call);
+    return V;
+  }
   const auto *CE = dyn_cast<CallExpr>(Call);
   if (std::optional<core::OpClass> C = TU.Table.opClassOf(Callee); C && CE) {
     // The op's operands are the call's own arguments (for a forwarded call,
@@ -437,6 +486,131 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
     F = G;
     Args = std::move(Next);
   }
+  return std::nullopt;
+}
+
+/// Whether the local variable \p VD is assigned after its initialisation in
+/// \p Body (then its initializer does not say what it holds).
+static bool isReassigned(const VarDecl *VD, const Stmt *Body) {
+  if (!Body)
+    return true;
+  if (const auto *BO = dyn_cast<BinaryOperator>(Body))
+    if (BO->isAssignmentOp())
+      if (const auto *D = dyn_cast<DeclRefExpr>(BO->getLHS()->IgnoreParens()))
+        if (D->getDecl() == VD)
+          return true;
+  if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Body))
+    if (OC->isAssignmentOp() && OC->getNumArgs() == 2)
+      if (const auto *D =
+              dyn_cast<DeclRefExpr>(OC->getArg(0)->IgnoreParenImpCasts()))
+        if (D->getDecl() == VD)
+          return true;
+  if (const auto *UO = dyn_cast<UnaryOperator>(Body))
+    if (UO->getOpcode() == UO_AddrOf)
+      if (const auto *D = dyn_cast<DeclRefExpr>(UO->getSubExpr()))
+        if (D->getDecl() == VD)
+          return true; // may be written through the pointer
+  for (const Stmt *C : Body->children())
+    if (C && isReassigned(VD, C))
+      return true;
+  return false;
+}
+
+/// The function a callable expression holds: a function name or its
+/// address, a lambda, or a std::function / function pointer built from one.
+static const FunctionDecl *heldFunction(const Expr *E, unsigned Depth = 0) {
+  for (unsigned I = 0; E && I < 12; ++I) {
+    E = E->IgnoreParens()->IgnoreImplicit();
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+      return dyn_cast<FunctionDecl>(DRE->getDecl());
+    if (const auto *UO = dyn_cast<UnaryOperator>(E);
+        UO && (UO->getOpcode() == UO_AddrOf || UO->getOpcode() == UO_Deref)) {
+      E = UO->getSubExpr();
+      continue;
+    }
+    if (const auto *LE = dyn_cast<LambdaExpr>(E))
+      return LE->getCallOperator();
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+      if (CE->getNumArgs() != 1)
+        return nullptr;
+      E = CE->getArg(0);
+      continue;
+    }
+    if (const auto *C = dyn_cast<CastExpr>(E)) {
+      E = C->getSubExpr();
+      continue;
+    }
+    if (const auto *MT = dyn_cast<MaterializeTemporaryExpr>(E)) {
+      E = MT->getSubExpr();
+      continue;
+    }
+    if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(E)) {
+      E = BT->getSubExpr();
+      continue;
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+std::optional<Value> Transfer::evalIndirectCall(const CallExpr *CE) {
+  // The callable: `fp(x)` / `(*fp)(x)` (the callee expression), or
+  // `fn(x)` on a std::function (argument 0 of operator()).
+  const auto *OpCall = dyn_cast<CXXOperatorCallExpr>(CE);
+  const Expr *Callable = OpCall ? CE->getArg(0) : CE->getCallee();
+  llvm::SmallVector<const Expr *, 4> Args;
+  for (unsigned I = OpCall ? 1 : 0; I < CE->getNumArgs(); ++I)
+    Args.push_back(CE->getArg(I));
+  Callable = Callable->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(Callable);
+      UO && UO->getOpcode() == UO_Deref)
+    Callable = UO->getSubExpr()->IgnoreParenImpCasts();
+
+  const ValueDecl *Holder = nullptr;
+  const FunctionDecl *Target = nullptr;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Callable)) {
+    Holder = DRE->getDecl();
+    const auto *VD = dyn_cast<VarDecl>(Holder);
+    if (VD && VD->isLocalVarDecl() && !isa<ParmVarDecl>(VD) &&
+        !VD->getType()->isReferenceType() && VD->getInit() &&
+        !isReassigned(VD, FD->getBody()))
+      Target = heldFunction(VD->getInit());
+  } else if (const auto *ME = dyn_cast<MemberExpr>(Callable)) {
+    Holder = ME->getMemberDecl();
+    // A callable member set by the constructors: the function they all
+    // store in it.
+    if (const auto *F = dyn_cast<FieldDecl>(Holder);
+        F && isa<CXXThisExpr>(ME->getBase()->IgnoreParenImpCasts()))
+      if (const auto *RD = dyn_cast<CXXRecordDecl>(F->getParent()))
+        for (const CXXConstructorDecl *C : RD->ctors()) {
+          const FunctionDecl *Def = nullptr;
+          if (C->isCopyOrMoveConstructor() || !C->hasBody(Def))
+            continue;
+          for (const CXXCtorInitializer *Init :
+               cast<CXXConstructorDecl>(Def)->inits()) {
+            if (Init->getMember() != F || !Init->isWritten())
+              continue;
+            const FunctionDecl *T = heldFunction(Init->getInit());
+            if (!T || (Target && Target != T)) {
+              Target = nullptr;
+              Holder = F; // several or unknown: only [[spmd::op]] helps
+              goto Resolved;
+            }
+            Target = T;
+          }
+        }
+  }
+Resolved:
+  if (Holder)
+    if (std::optional<core::OpClass> C = TU.Table.opClassOfCallable(Holder))
+      return evalTensorOp(CE, Holder->getNameAsString(), nullptr, Args, C);
+  if (!Target)
+    return std::nullopt;
+  if (TU.isAnnotated(Target))
+    return callAnnotated(CE, Target, Args);
+  if (Target->getIdentifier() && (isInTopNamespace(Target, "at") ||
+                                  isInTopNamespace(Target, "torch")))
+    return evalTensorOp(CE, Target->getName().str(), nullptr, Args);
   return std::nullopt;
 }
 
@@ -574,7 +748,7 @@ void Transfer::assign(const Expr *LHS, const Value &V, const Expr *RHS) {
   Destination D;
   LValue L = lvalueOf(LHS);
   if (const VarDecl *VD = L.Var) {
-    if (const TypeAnnotation *A = TU.Table.typeOf(VD)) {
+    if (const TypeAnnotation *A = declaredType(VD)) {
       D.Kind = Destination::VarAssign;
       D.Decl = VD;
       D.Declared = A;

@@ -14,6 +14,7 @@
 
 #include "AstHelpers.h"
 #include "FactMap.h"
+#include "Layouts.h"
 #include "Problems.h"
 
 #include "spmd/plugin/Annotations.h"
@@ -47,6 +48,8 @@ struct TUContext {
   const AnnotationTable &Table;
   const Options &Opts;
   TypeClassifier Types;
+  /// Layout flags ([[spmd::when]] / [[spmd::unless]]).
+  LayoutTable Layouts{Ctx, Table, Types};
   AxisTable Axes;
   /// How to spell each axis in a fix-it (its spmd::Axis constant), by AxisId.
   llvm::DenseMap<AxisId, std::string> AxisSpelling;
@@ -92,6 +95,11 @@ class Transfer {
 public:
   Transfer(TUContext &TU, const clang::FunctionDecl *FD, FactArena &Arena);
 
+  /// Analyse the body in layout \p L of its flags (null: no layout); the
+  /// parameters and the result take that layout's types.
+  void setLayout(const Layout *L);
+  /// The value of a branch condition in the current layout (a flag read).
+  std::optional<bool> layoutCondition(const clang::Expr *Cond);
   /// The facts at entry: the declared types of the parameters.
   FactMap entryState();
   /// Interprets block \p B from \p In; problems go to \p H when it is not
@@ -229,6 +237,13 @@ private:
   core::TensorType knownPart(const Value &V) const;
   AxisId axis(llvm::StringRef Name) { return TU.Axes.intern(Name); }
 
+  /// The declared type of a variable, parameter or field; a parameter of
+  /// the analysed function has the current layout's type.
+  const TypeAnnotation *declaredType(const clang::ValueDecl *D);
+  /// A call through a function pointer, std::function or a callable member
+  /// (nullopt: not one the analysis can follow).
+  std::optional<Value> evalIndirectCall(const clang::CallExpr *CE);
+
   // Variables.
   unsigned varIndex(const clang::VarDecl *VD);
   void setVar(const clang::VarDecl *VD, const Value &V);
@@ -244,6 +259,7 @@ private:
   /// The function is an [[spmd::local]] region (local semantics inside).
   bool LocalRegion;
   FactArena &Arena;
+  const Layout *CurLayout = nullptr;
 
   FactMap Cur;
   ProblemHandler *H = nullptr;

@@ -261,7 +261,7 @@ Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
     report(std::move(P));
     return Before;
   }
-  if (const TypeAnnotation *A = VD      ? TU.Table.typeOf(VD)
+  if (const TypeAnnotation *A = VD      ? declaredType(VD)
                                 : Field ? TU.Table.typeOf(Field)
                                         : nullptr) {
     Destination D;

@@ -113,7 +113,19 @@ constexpr Rank rank(int ndim) { return Rank{ndim}; }
 /// the body is checked with local semantics; the function's [[spmd::type]]
 /// annotations (S(i) allowed) are checked at calls and stamp its result.
 #define SPMD_LOCAL [[spmd::local]]
+/// `SPMD_WHEN(flag, tp = I)`: on a method or its parameter, the types of an
+/// instance whose bool data member `flag` is true (a layout flag such as
+/// `gather_output_`), replacing the SPMD_TYPE entries of the axes listed.
+#define SPMD_WHEN(...) [[spmd::when(__VA_ARGS__)]]
+/// `SPMD_UNLESS(flag, tp = P)`: the same for an instance whose flag is false.
+#define SPMD_UNLESS(...) [[spmd::unless(__VA_ARGS__)]]
+/// `SPMD_AXIS_SIZE(tp)`: the function returns the number of ranks of axis
+/// `tp` (size-1 bypass guards such as `if (tp_size() == 1) return x;`).
+#define SPMD_AXIS_SIZE(axis) [[spmd::axis_size(axis)]]
 #else
+#define SPMD_WHEN(...)
+#define SPMD_UNLESS(...)
+#define SPMD_AXIS_SIZE(axis)
 #define SPMD_TYPE(...)
 #define SPMD_MESH(...)
 #define SPMD_OP(...)

@@ -34,22 +34,16 @@ using torch::Tensor;
 SPMD_AXIS(dp);  // data parallel: batch split, weights replicated
 SPMD_AXIS(tp);  // tensor parallel: weights split
 
-// Marks an accessor that returns the number of ranks of an axis, so that
-// size-1 bypass guards (`if (args.tp_size() == 1) return x;`) type-check.
-#if defined(SPMD_CHECK_PLUGIN_LOADED)
-#define ENGINE_AXIS_SIZE(axis) [[spmd::axis_size(axis)]]
-#else
-#define ENGINE_AXIS_SIZE(axis)
-#endif
-
 /// Sizes of the process groups of this rank (an engine's ParallelArgs).
 class ParallelArgs {
  public:
   ParallelArgs(int64_t rank, int64_t tp_size, int64_t dp_size)
       : rank_(rank), tp_size_(tp_size), dp_size_(dp_size) {}
   int64_t tp_rank() const { return rank_ % tp_size_; }
-  ENGINE_AXIS_SIZE(tp) int64_t tp_size() const { return tp_size_; }
-  ENGINE_AXIS_SIZE(dp) int64_t dp_size() const { return dp_size_; }
+  // The number of ranks of an axis, so that size-1 bypass guards
+  // (`if (args.tp_size() == 1) return x;`) type-check.
+  SPMD_AXIS_SIZE(tp) int64_t tp_size() const { return tp_size_; }
+  SPMD_AXIS_SIZE(dp) int64_t dp_size() const { return dp_size_; }
 
  private:
   int64_t rank_;
@@ -99,7 +93,8 @@ class ColumnParallelLinearImpl : public torch::nn::Module {
   ColumnParallelLinearImpl(int64_t in, int64_t out, bool bias,
                            bool gather_output, const ParallelArgs& args);
 
-  SPMD_TYPE(dp = V, tp = S(-1))
+  /// Split on the features, or gathered when built with gather_output.
+  SPMD_TYPE(dp = V, tp = S(-1)) SPMD_WHEN(gather_output_, tp = I)
   Tensor forward(SPMD_TYPE(dp = V, tp = I) Tensor input);
 
  private:
@@ -117,8 +112,12 @@ class RowParallelLinearImpl : public torch::nn::Module {
                         bool input_is_parallel, bool reduce_results,
                         const ParallelArgs& args);
 
-  SPMD_TYPE(dp = V, tp = I)
-  Tensor forward(SPMD_TYPE(dp = V, tp = S(-1)) Tensor input);
+  /// Reduced over tp, or the pending sum when built without reduce_results;
+  /// the input is the split features, or the whole activation when built
+  /// without input_is_parallel.
+  SPMD_TYPE(dp = V, tp = I) SPMD_UNLESS(reduce_results_, tp = P)
+  Tensor forward(SPMD_TYPE(dp = V, tp = S(-1))
+                     SPMD_UNLESS(input_is_parallel_, tp = I) Tensor input);
 
  private:
   SPMD_TYPE(dp = R, tp = S(1)) Tensor weight_;

@@ -30,6 +30,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace spmd::plugin {
 
@@ -60,6 +61,17 @@ struct MeshAnnotation {
   clang::SourceLocation Loc;
 };
 
+/// A parsed [[spmd::when(flag, axis = type, ...)]] (Value = true) or
+/// [[spmd::unless(flag, ...)]] (Value = false) on a method or one of its
+/// parameters: for an instance whose bool data member `flag` has that value,
+/// the listed axes have these types instead of the [[spmd::type]] ones.
+struct WhenAnnotation {
+  std::string Flag;            ///< the data member's name, resolved later
+  bool Value = true;           ///< the flag's value the types apply to
+  clang::SourceLocation FlagLoc;
+  TypeAnnotation Type;         ///< the entries; Type.Loc is the attribute
+};
+
 /// The annotations of one translation unit.
 class AnnotationTable {
 public:
@@ -76,6 +88,7 @@ public:
   void setUnchecked(const clang::Decl *D);
   void setLocal(const clang::Decl *D);
   void setAxisSize(const clang::Decl *D, std::string Axis);
+  void addWhen(const clang::Decl *D, WhenAnnotation W);
 
   /// The declared type of a variable, parameter or field (for a parameter,
   /// the annotation may sit on any redeclaration of its function).
@@ -87,18 +100,32 @@ public:
                                 unsigned I) const;
   const MeshAnnotation *meshOf(const clang::FunctionDecl *FD) const;
   std::optional<core::OpClass> opClassOf(const clang::FunctionDecl *FD) const;
+  /// [[spmd::op(kind)]] on a callable data member or local variable.
+  std::optional<core::OpClass> opClassOfCallable(const clang::ValueDecl *D) const;
   bool isUnchecked(const clang::FunctionDecl *FD) const;
   /// Whether \p FD is a local region ([[spmd::local]]): its body is checked
   /// with local semantics in global mode, its annotations are the boundary.
   bool isLocal(const clang::FunctionDecl *FD) const;
   /// The axis whose size \p FD returns ([[spmd::axis_size(axis)]]), or null.
   const std::string *axisSizeOf(const clang::FunctionDecl *FD) const;
+  /// The [[spmd::when]] / [[spmd::unless]] annotations of \p FD's result
+  /// (Param = -1) or parameter \p Param, from the first redeclaration (or
+  /// overridden method) that has any.
+  llvm::ArrayRef<WhenAnnotation> whensOf(const clang::FunctionDecl *FD,
+                                         int Param) const;
+  /// Every declaration that carries a [[spmd::when]] / [[spmd::unless]] or a
+  /// [[spmd::type]], in parsing order (for the checks at the end of the
+  /// translation unit).
+  llvm::ArrayRef<const clang::Decl *> whenDecls() const { return WhenDecls; }
+  llvm::ArrayRef<const clang::Decl *> typedDecls() const { return TypedDecls; }
+  /// The [[spmd::type]] written on \p D itself (no redeclaration lookup).
+  const TypeAnnotation *ownType(const clang::Decl *D) const;
   /// Whether \p FD has any SPMD annotation (result, parameter, mesh, op).
   bool isAnnotatedFunction(const clang::FunctionDecl *FD) const;
   bool empty() const {
     return Types.empty() && Meshes.empty() && Ops.empty() &&
            Unchecked.empty() && AxisSizes.empty() && Local.empty() &&
-           Imported.empty();
+           Imported.empty() && Whens.empty();
   }
 
   /// Precompiled headers and modules: Clang does not keep plugin attributes
@@ -138,6 +165,8 @@ private:
   mutable llvm::StringMap<llvm::SmallVector<std::string, 1>> Imported;
   mutable llvm::DenseSet<Key> Resolved;
   const clang::SourceManager *ImportSM = nullptr;
+  mutable llvm::DenseMap<Key, llvm::SmallVector<WhenAnnotation, 1>> Whens;
+  std::vector<const clang::Decl *> WhenDecls, TypedDecls;
 };
 
 /// Reads an spmd::Axis constant expression (`tp`, `ns::tp`) to its name;
