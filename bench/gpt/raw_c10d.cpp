@@ -63,7 +63,8 @@ Tensor reduce_scatter_dim0(const Tensor& x, const PG& pg) {
   const int64_t piece = in.numel() / n;
   Tensor out = at::empty({n * piece}, in.options());
   std::vector<int64_t> splits(n, piece);
-  wait(pg->alltoall_base(out, const_cast<Tensor&>(in), splits, splits));
+  Tensor flat = in.view({-1});
+  wait(pg->alltoall_base(out, flat, splits, splits));
   std::vector<int64_t> shape = in.sizes().vec();
   shape[0] /= n;
   return out.view({n, piece}).sum(0).view(shape);

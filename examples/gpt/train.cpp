@@ -151,6 +151,7 @@ Tensor max_over_mesh(SPMD_TYPE(dp = V, tp = V) const Tensor& v) {
 int run(int argc, char** argv) {
   Options opt = parse_args(argc, argv);
   Config& c = opt.config;
+  const Corpus corpus = load_corpus(opt.data);  // bad input first
   std::shared_ptr<spmd::World> world = spmd::init_from_env();
   if (world->size() % c.tp_size != 0)
     throw std::invalid_argument(
@@ -170,7 +171,6 @@ int run(int argc, char** argv) {
   Shard s{mesh.axis("tp").local_rank, c.tp_size, mesh.axis("dp").local_rank,
           c.dp_size};
   const bool leader = world->rank() == 0;
-  const Corpus corpus = load_corpus(opt.data);
   const FullParams full = init_params(c);
   Trainer trainer(full, c, s);
   std::optional<Reference> ref;
