@@ -191,8 +191,8 @@ int run(int argc, char** argv) {
               << c.seq << " x batch " << c.batch << ", AdamW lr " << c.lr
               << ", clip " << c.max_norm << "\n\n";
     if (!opt.quiet)
-      std::cout << "  step  train loss  val loss   |  1 device: train loss  "
-                   "val loss\n";
+      std::printf("  %4s  %10s  %8s  |  %-20s  %8s\n", "step", "train loss",
+                  "val loss", "1 device: train loss", "val loss");
   }
 
   // The whole-batch loss: the dp ranks' shares summed (one value on tp).
@@ -249,8 +249,8 @@ int run(int argc, char** argv) {
         std::snprintf(val_s, sizeof val_s, "%8.4f", val);
         std::snprintf(ref_val_s, sizeof ref_val_s, "%8.4f", ref_val);
       }
-      std::printf("  %4d  %10.4f  %8s  |  %10.4f            %8s\n", step, loss,
-                  val_s, ref_loss, ref_val_s);
+      std::printf("  %4d  %10.4f  %8s  |  %20.4f  %8s\n", step, loss, val_s,
+                  ref_loss, ref_val_s);
     }
   }
   const double tokens_per_s =
