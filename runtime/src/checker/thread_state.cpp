@@ -27,6 +27,8 @@ namespace {
 bool ctx_matches(const Ctx& c, const ThreadState& st, const DeviceMesh* dm) {
   if (c.strict != st.strict || c.device_mesh != dm) return false;
   if (dm == nullptr) return c.mesh == st.explicit_mesh;
+  // A mesh built later on the World replaces its axis table (§6.2 lift).
+  if (c.inference.axis_table != dm->world()->axis_table()) return false;
   const auto& axes = dm->axes();
   if (!c.mesh || c.mesh->all.size() != axes.size()) return false;
   for (std::size_t i = 0; i < axes.size(); ++i)
@@ -59,6 +61,7 @@ const Ctx& current_ctx(ThreadState& st) {
   }
   c->inference.strict = st.strict;
   if (c->mesh) c->inference.mesh_axes = c->mesh->axes;
+  if (dm != nullptr) c->inference.axis_table = dm->world()->axis_table();
   st.ctx = c.get();
   st.contexts.push_back(std::move(c));
   return *st.ctx;
