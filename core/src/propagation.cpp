@@ -707,17 +707,43 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
     }
 
     Result<PerAxisType> t = spmd::types::R;
-    if (op.shape == OpShape::LinearOfProduct && axis_ops.size() >= 3) {
-      // addmm(self, m1, m2) = LINEAR(MULTILINEAR(m1, m2), self).
-      std::vector<AxisOperand> factors(axis_ops.begin() + 1, axis_ops.end());
-      auto product = infer_axis(factors, OpClass::Multilinear, axis, op_name);
-      if (!product.ok()) return product.error();
-      t = infer_axis({AxisOperand::of(product.value()), axis_ops[0]},
-                     OpClass::Linear, axis, op_name);
+    if (op.shape == OpShape::LinearOfProduct) {
+      // addmm(self, m1, m2) = LINEAR(MULTILINEAR(m1, m2), self). The first
+      // tensor operand is self whether or not it has the axis: a skipped
+      // operand (permissive) must not turn self into a factor.
+      std::optional<AxisOperand> self;
+      std::vector<AxisOperand> factors;
+      bool any_factor = false, first_tensor = true;
+      for (const Collected& c : collected) {
+        if (c.weak) {
+          if (operand_axes.count(axis))
+            factors.push_back(AxisOperand::scalar());
+          continue;
+        }
+        bool is_self = first_tensor;
+        first_tensor = false;
+        for (const auto& [idx, ao] : present) {
+          if (idx != c.index) continue;
+          if (is_self) {
+            self = ao;
+          } else {
+            factors.push_back(ao);
+            any_factor = true;
+          }
+        }
+      }
+      if (!any_factor) {
+        t = self ? infer_axis({*self}, OpClass::Linear, axis, op_name)
+                 : Result<PerAxisType>(spmd::types::R);
+      } else {
+        auto product = infer_axis(factors, OpClass::Multilinear, axis, op_name);
+        if (!product.ok()) return product.error();
+        t = self ? infer_axis({AxisOperand::of(product.value()), *self},
+                              OpClass::Linear, axis, op_name)
+                 : product;
+      }
     } else {
-      OpClass cls = op.shape == OpShape::LinearOfProduct ? OpClass::Multilinear
-                                                         : op.op_class;
-      t = infer_axis(axis_ops, cls, axis, op_name);
+      t = infer_axis(axis_ops, op.op_class, axis, op_name);
     }
     if (!t.ok()) return t.error();
     out.set(axis, t.value());

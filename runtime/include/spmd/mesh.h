@@ -9,6 +9,7 @@
 #include <spmd/core/mesh_axis.h>
 #include <spmd/process_groups.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
@@ -51,6 +52,7 @@ struct MeshAxisGroup {
   core::MeshAxis layout;  ///< (size:stride), spec §10.1
   std::string mesh;  ///< the owning mesh, printed ("DeviceMesh(dp=2, tp=4)")
   std::chrono::milliseconds timeout{0};  ///< the World's collective timeout
+  bool check_collectives = true;         ///< WorldOptions::check_collectives
 };
 
 /// A grid of the world's ranks with named axes, row-major by default (the
@@ -69,6 +71,10 @@ class DeviceMesh {
   /// not lay out every rank of the world exactly once, an axis name that
   /// another mesh of the World uses for a different layout.
   DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape);
+  /// A copy is the same mesh (it shares the axes' process groups).
+  DeviceMesh(const DeviceMesh& other);
+  DeviceMesh& operator=(const DeviceMesh& other);
+  ~DeviceMesh();
 
   /// A mesh whose axes are existing process groups (collective when a
   /// GroupAxis has no `ranks`: every member of that group must call it).
@@ -108,13 +114,19 @@ class DeviceMesh {
       : world_(std::move(world)) {}
   void register_axes() const;
 
+  friend class MeshGuard;
   std::shared_ptr<World> world_;
   std::vector<MeshAxisGroup> axes_;
   std::deque<MeshAxisGroup> flat_;  // stable addresses for axis()
+  /// Cleared when this object is destroyed; guards watch it.
+  std::shared_ptr<std::atomic<bool>> alive_ =
+      std::make_shared<std::atomic<bool>>(true);
 };
 
 /// Makes `mesh` the calling thread's current mesh until destruction (RAII;
-/// guards nest, the innermost wins, spec §4.1). The mesh must outlive it.
+/// guards nest, the innermost wins, spec §4.1). The guard shares ownership
+/// of the mesh's axes and process groups: if `mesh` is destroyed first, the
+/// guard's own copy stays current, so collectives keep working.
 class MeshGuard {
  public:
   explicit MeshGuard(const DeviceMesh& mesh);
@@ -122,11 +134,18 @@ class MeshGuard {
   MeshGuard(const MeshGuard&) = delete;
   MeshGuard& operator=(const MeshGuard&) = delete;
 
+  /// The guarded mesh while it lives, else the guard's copy of it.
+  const DeviceMesh* mesh() const;
+
  private:
-  const DeviceMesh* previous_;
+  const DeviceMesh* mesh_;
+  std::shared_ptr<std::atomic<bool>> alive_;  // mesh_ not yet destroyed
+  DeviceMesh keep_;                           // the same mesh, owned here
+  const MeshGuard* previous_;
 };
 
-/// The calling thread's innermost current mesh, or nullptr.
+/// The calling thread's innermost current mesh, or nullptr. While the mesh
+/// given to the innermost MeshGuard lives, this is that object.
 const DeviceMesh* current_mesh();
 
 /// Resolves a collective's axis through the current mesh (spec §4.5).

@@ -20,6 +20,9 @@ class CheckerCollectiveHook final : public spmd::detail::CollectiveHook {
                      const at::Tensor& output) override {
     ThreadState* st = active_state();
     if (st == nullptr) return;
+    if (collective_global(current_ctx(*st), call, axis, axis_is_singleton,
+                          input, output))
+      return;
     TypeRef in = type_of(input);
     // A flattened axis (dp_cp) acts on the axes it flattens (spec §10).
     core::Result<TensorType> r = core::transfer_on_axis(
