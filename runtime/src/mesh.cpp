@@ -1,10 +1,16 @@
-// mesh.cpp - DeviceMesh (row-major grid of ranks with one process group per
-// named axis) and the thread-local current mesh (MeshGuard).
+// mesh.cpp - DeviceMesh (a grid of ranks with one process group per named
+// axis; row-major, explicit strides, or existing c10d groups), flattened
+// axes, the thread-local current mesh (MeshGuard) and reinterpret_mesh.
+#include <spmd/checker.h>
+#include <spmd/core/mesh_region.h>
 #include <spmd/errors.h>
 #include <spmd/mesh.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
+
+#include "checker/internal.h"
 
 namespace spmd {
 namespace {
@@ -46,13 +52,53 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
                           "world size");
   }
 
-  // Row-major: the last axis varies fastest (stride 1).
+  // Strides: row-major (the last axis varies fastest) unless all are given.
+  std::size_t given = 0;
+  for (const MeshDim& d : shape) given += d.stride != 0;
+  if (given != 0 && given != shape.size())
+    throw InvalidArgument("DeviceMesh " + printed.str() +
+                          ": strides are given for some axes only; give a "
+                          "stride for every axis or for none (row-major)");
+  std::vector<int64_t> strides(shape.size());
+  int64_t row_major = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = given ? shape[i].stride : row_major;
+    row_major *= shape[i].size;
+  }
+  if (given) {
+    // The axes must lay out every rank exactly once: flattened, they are
+    // the whole world (world:1).
+    std::vector<core::MeshAxis> layouts;
+    std::string text;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (strides[i] < 1)
+        throw InvalidArgument("DeviceMesh " + printed.str() + ": axis '" +
+                              std::string(shape[i].axis.name) +
+                              "' has stride " + std::to_string(strides[i]) +
+                              "; strides must be >= 1");
+      layouts.push_back(core::MeshAxis::of(shape[i].size, strides[i]));
+      text += (i ? ", " : "") + std::string(shape[i].axis.name) + "=" +
+              layouts.back().to_string();
+    }
+    core::Result<core::MeshAxis> whole = core::flatten(layouts);
+    if (!whole.ok() || whole.value() != core::MeshAxis::of(world_->size(), 1))
+      throw InvalidArgument(
+          "DeviceMesh " + printed.str() + ": the strides (" + text +
+          ") do not lay out each of the world's " +
+          std::to_string(world_->size()) +
+          " ranks exactly once; the axes must be orthogonal and flatten to "
+          "(" +
+          std::to_string(world_->size()) +
+          ":1), e.g. a permutation of "
+          "the row-major strides");
+  }
+
   const int mesh_id = world_->next_group_id();
   const int rank = world_->rank();
-  int64_t stride = 1;
   axes_.resize(shape.size());
-  for (size_t i = shape.size(); i-- > 0;) {
+  for (size_t i = 0; i < shape.size(); ++i) {
     MeshAxisGroup& a = axes_[i];
+    const int64_t stride = strides[i];
     a.name = shape[i].axis.name;
     a.size = shape[i].size;
     a.stride = stride;
@@ -64,8 +110,8 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
     const int64_t base = rank - a.local_rank * stride;
     for (int64_t k = 0; k < a.size; ++k)
       a.ranks.push_back(static_cast<int>(base + k * stride));
-    stride *= a.size;
   }
+  register_axes();
   // Groups are created in axis order on every rank; only members rendezvous,
   // and members of one group are all at the same axis step, so this cannot
   // deadlock.
@@ -77,7 +123,7 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
 }
 
 DeviceMesh::DeviceMesh(const DeviceMesh& other)
-    : world_(other.world_), axes_(other.axes_) {}
+    : world_(other.world_), axes_(other.axes_), flat_(other.flat_) {}
 
 DeviceMesh& DeviceMesh::operator=(const DeviceMesh& other) {
   if (this != &other) {
@@ -86,11 +132,182 @@ DeviceMesh& DeviceMesh::operator=(const DeviceMesh& other) {
     alive_ = std::make_shared<std::atomic<bool>>(true);
     world_ = other.world_;
     axes_ = other.axes_;
+    flat_ = other.flat_;
   }
   return *this;
 }
 
 DeviceMesh::~DeviceMesh() { alive_->store(false); }
+
+void DeviceMesh::register_axes() const {
+  // Singleton axes carry no information (spec §3.1) and may be reused under
+  // the same name with another size by a later mesh.
+  for (const MeshAxisGroup& a : axes_)
+    if (a.size > 1) world_->register_axis(a.name, a.layout);
+  for (const MeshAxisGroup& a : flat_)
+    if (a.size > 1) world_->register_axis(a.name, a.layout);
+}
+
+namespace {
+
+// The global ranks of `group` in group-rank order: one all_gather of this
+// rank's global rank.
+std::vector<int> discover_ranks(const c10::intrusive_ptr<c10d::ProcessGroup>& g,
+                                int my_rank) {
+  const int n = g->getSize();
+  if (n == 1) return {my_rank};
+  at::Tensor mine = at::full({1}, static_cast<int64_t>(my_rank), at::kLong);
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int i = 0; i < n; ++i) out[0].push_back(at::empty({1}, at::kLong));
+  std::vector<at::Tensor> in{mine};
+  g->allgather(out, in)->wait();
+  std::vector<int> ranks;
+  for (const at::Tensor& t : out[0]) ranks.push_back(int(t.item<int64_t>()));
+  return ranks;
+}
+
+}  // namespace
+
+DeviceMesh DeviceMesh::from_groups(std::shared_ptr<World> world,
+                                   std::vector<GroupAxis> axes) {
+  if (!world)
+    throw InvalidArgument("DeviceMesh::from_groups: the world is null");
+  if (axes.empty())
+    throw InvalidArgument(
+        "DeviceMesh::from_groups: no axes; give at least one {axis, group}");
+  DeviceMesh mesh(world);
+  std::ostringstream printed;
+  printed << "DeviceMesh(";
+  std::set<std::string> names;
+  std::vector<core::MeshAxis> layouts;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    GroupAxis& g = axes[i];
+    std::string name = g.axis.name ? g.axis.name : "";
+    if (name.empty())
+      throw InvalidArgument("DeviceMesh::from_groups: an axis has no name");
+    if (!names.insert(name).second)
+      throw InvalidArgument("DeviceMesh::from_groups: axis '" + name +
+                            "' appears more than once");
+    if (!g.group)
+      throw InvalidArgument("DeviceMesh::from_groups: axis '" + name +
+                            "' has a null process group");
+    std::vector<int> ranks =
+        g.ranks.empty() ? discover_ranks(g.group, world->rank()) : g.ranks;
+    auto where = [&] {
+      std::string s;
+      for (int r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+      return "axis '" + name + "' (ranks [" + s + "])";
+    };
+    if (static_cast<int>(ranks.size()) != g.group->getSize())
+      throw InvalidArgument("DeviceMesh::from_groups: " + where() + " lists " +
+                            std::to_string(ranks.size()) +
+                            " ranks but its group has " +
+                            std::to_string(g.group->getSize()));
+    if (!std::is_sorted(ranks.begin(), ranks.end()) ||
+        std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end())
+      throw InvalidArgument(
+          "DeviceMesh::from_groups: " + where() +
+          ": group ranks must increase with the global rank (spec §1: "
+          "group-local ranks are numbered in global-rank order)");
+    auto me = std::find(ranks.begin(), ranks.end(), world->rank());
+    if (me == ranks.end())
+      throw InvalidArgument("DeviceMesh::from_groups: " + where() +
+                            " does not contain this rank (" +
+                            std::to_string(world->rank()) + ")");
+    core::Result<core::MeshAxis> layout = core::MeshAxis::from_ranks(
+        std::vector<long>(ranks.begin(), ranks.end()));
+    if (!layout.ok())
+      throw InvalidArgument("DeviceMesh::from_groups: " + where() + ": " +
+                            layout.error().message);
+    MeshAxisGroup a;
+    a.name = name;
+    a.size = static_cast<int64_t>(ranks.size());
+    a.stride = layout.value().atoms().empty()
+                   ? 1
+                   : layout.value().atoms().back().second;
+    a.local_rank = me - ranks.begin();
+    a.ranks = ranks;
+    a.group = g.group;
+    a.layout = layout.value();
+    a.timeout = world->timeout();
+    a.check_collectives = world->check_collectives();
+    layouts.push_back(a.layout);
+    printed << (i ? ", " : "") << name << "=" << a.size;
+    mesh.axes_.push_back(std::move(a));
+  }
+  printed << ")";
+  if (!core::are_orthogonal(layouts)) {
+    std::string text;
+    for (const auto& a : mesh.axes_)
+      text += (text.empty() ? "" : ", ") + a.name + "=" + a.layout.to_string();
+    throw InvalidArgument("DeviceMesh::from_groups: the axes (" + text +
+                          ") are not orthogonal: some ranks are reachable "
+                          "along two of them (spec §10.2)");
+  }
+  for (auto& a : mesh.axes_) a.mesh = printed.str();
+  mesh.register_axes();
+  return mesh;
+}
+
+const MeshAxisGroup& DeviceMesh::flatten(std::vector<Axis> axes,
+                                         const Axis& name) {
+  std::string flat_name = name.name ? name.name : "";
+  if (flat_name.empty())
+    throw InvalidArgument(
+        "DeviceMesh::flatten: the flattened axis has no name");
+  if (find(flat_name) != nullptr)
+    throw InvalidArgument("DeviceMesh::flatten: " + to_string() +
+                          " already has an axis named '" + flat_name + "'");
+  if (axes.size() < 2)
+    throw InvalidArgument("DeviceMesh::flatten: '" + flat_name +
+                          "' needs at least two axes to flatten");
+  std::vector<const MeshAxisGroup*> parts;
+  std::vector<core::MeshAxis> layouts;
+  for (const Axis& ax : axes) {
+    const MeshAxisGroup* a = nullptr;
+    for (const auto& m : axes_)
+      if (ax.name && m.name == ax.name) a = &m;
+    if (a == nullptr)
+      throw InvalidArgument("DeviceMesh::flatten: '" +
+                            std::string(ax.name ? ax.name : "") +
+                            "' is not an axis of " + to_string());
+    if (std::find(parts.begin(), parts.end(), a) != parts.end())
+      throw InvalidArgument("DeviceMesh::flatten: axis '" + a->name +
+                            "' is given twice");
+    parts.push_back(a);
+    layouts.push_back(a->layout);
+  }
+  core::Result<core::MeshAxis> layout = core::flatten(layouts);
+  if (!layout.ok())
+    throw InvalidArgument("DeviceMesh::flatten: " + layout.error().message);
+  // The group: every rank reachable from this one along the parts.
+  std::set<int> members{world_->rank()};
+  for (const MeshAxisGroup* a : parts) {
+    std::set<int> next;
+    for (int base : members)
+      for (int64_t k = 0; k < a->size; ++k)
+        next.insert(static_cast<int>(base + (k - a->local_rank) * a->stride));
+    members = std::move(next);
+  }
+  MeshAxisGroup f;
+  f.name = flat_name;
+  f.ranks.assign(members.begin(), members.end());
+  f.size = static_cast<int64_t>(f.ranks.size());
+  f.layout = layout.value();
+  f.stride = f.layout.atoms().empty() ? 1 : f.layout.atoms().back().second;
+  f.local_rank = std::find(f.ranks.begin(), f.ranks.end(), world_->rank()) -
+                 f.ranks.begin();
+  f.mesh = to_string();
+  f.timeout = world_->timeout();
+  f.check_collectives = world_->check_collectives();
+  const int id = world_->next_group_id();
+  f.group = world_->new_group(f.ranks, "spmd/mesh" + std::to_string(id) +
+                                           "/flat/" + f.name + "/" +
+                                           std::to_string(f.ranks.front()));
+  if (f.size > 1) world_->register_axis(f.name, f.layout);
+  flat_.push_back(std::move(f));
+  return flat_.back();
+}
 
 std::vector<std::string> DeviceMesh::axis_names() const {
   std::vector<std::string> names;
@@ -100,6 +317,8 @@ std::vector<std::string> DeviceMesh::axis_names() const {
 
 const MeshAxisGroup* DeviceMesh::find(std::string_view name) const {
   for (const auto& a : axes_)
+    if (a.name == name) return &a;
+  for (const auto& a : flat_)
     if (a.name == name) return &a;
   return nullptr;
 }
@@ -142,6 +361,72 @@ const MeshAxisGroup& resolve_axis(std::string_view name) {
         "') requires an ambient DeviceMesh: no current mesh is set on this "
         "thread; wrap the call in spmd::MeshGuard guard(mesh);");
   return mesh->axis(name);
+}
+
+namespace {
+
+std::vector<std::string> mesh_axis_names(const DeviceMesh& to) {
+  std::vector<std::string> names;
+  for (const MeshAxisGroup& a : to.axes())
+    if (a.size > 1) names.push_back(a.name);
+  return names;
+}
+
+at::Tensor retag(const at::Tensor& x, const DeviceMesh& to,
+                 const std::optional<core::TensorType>& dst,
+                 const std::string& call) {
+  using namespace checker::internal;
+  at::Tensor y;
+  {
+    checker::NoTypecheckGuard untyped;  // the alias itself is not an op to type
+    y = x.alias();
+  }
+  if (!checker::is_type_checking()) return y;
+  TypeRef src = type_of(x);
+  if (src == nullptr) {
+    core::TypeError e;
+    e.message =
+        "reinterpret_mesh requires a tensor with an existing local "
+        "SPMD type";
+    e.fix = "Annotate it first, e.g. spmd::assert_type(x, {dp = V, tp = R})";
+    throw_with_context(
+        e, "  In " + call + "(\n    x: " + describe_tensor(x) + ",\n  )");
+  }
+  static const core::AxisTable kEmpty;
+  const core::AxisTable& table =
+      to.world()->axis_table() ? *to.world()->axis_table() : kEmpty;
+  core::Result<core::TensorType> r =
+      dst ? core::reinterpret_mesh(*src, *dst, table)
+          : core::reinterpret_mesh(*src, mesh_axis_names(to), table);
+  if (!r.ok())
+    throw_with_context(r.error(),
+                       "  In " + call + "(\n    x: " + describe_tensor(x) +
+                           ",\n    to: " + to.to_string() + ",\n  )");
+  stamp(y, intern(r.value()));
+  return y;
+}
+
+}  // namespace
+
+at::Tensor reinterpret_mesh(const at::Tensor& x, const DeviceMesh& to) {
+  return retag(x, to, std::nullopt, "reinterpret_mesh");
+}
+
+at::Tensor reinterpret_mesh(const at::Tensor& x,
+                            std::initializer_list<AxisType> type,
+                            const DeviceMesh& to) {
+  std::vector<std::pair<std::string, PerAxisType>> entries;
+  for (const AxisType& e : type) {
+    const MeshAxisGroup* a = to.find(e.axis ? e.axis : "");
+    if (a == nullptr)
+      throw MeshResolutionError(
+          "reinterpret_mesh: axis '" + std::string(e.axis ? e.axis : "") +
+          "' is not in the destination mesh " + to.to_string());
+    if (a->size > 1) entries.emplace_back(e.axis, e.type);
+  }
+  core::Result<core::TensorType> dst = core::TensorType::from_entries(entries);
+  if (!dst.ok()) throw UsageError(dst.error().message);
+  return retag(x, to, dst.value(), "reinterpret_mesh");
 }
 
 }  // namespace spmd

@@ -1,5 +1,6 @@
 // process_groups.cpp - World creation for the gloo / nccl / fake backends,
 // sub-groups, and the launcher environment (torchrun, mpirun, srun).
+#include <spmd/core/mesh_region.h>
 #include <spmd/errors.h>
 #include <spmd/process_groups.h>
 
@@ -199,6 +200,22 @@ c10::intrusive_ptr<c10d::ProcessGroup> World::new_group(
   if (store_) store = c10::make_intrusive<c10d::PrefixStore>(tag, store_);
   return make_group(backend_, local, static_cast<int>(ranks.size()), store,
                     options_, "process group '" + tag + "'");
+}
+
+void World::register_axis(const std::string& name,
+                          const core::MeshAxis& layout) {
+  if (axis_table_) {
+    const core::MeshAxis* known = axis_table_->find(name);
+    if (known != nullptr && *known == layout) return;  // no copy needed
+  }
+  auto next = axis_table_ ? std::make_shared<core::AxisTable>(*axis_table_)
+                          : std::make_shared<core::AxisTable>();
+  core::Status s = next->add(name, layout);
+  if (!s.ok())
+    throw InvalidArgument(s.error().message +
+                          "; axes are identified by their layout across "
+                          "the meshes of one World (spec §10.1)");
+  axis_table_ = std::move(next);
 }
 
 LaunchEnv parse_launch_env(

@@ -19,6 +19,11 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
+namespace spmd::core {
+class AxisTable;
+class MeshAxis;
+}  // namespace spmd::core
+
 namespace spmd {
 
 /// The communication backends.
@@ -101,6 +106,18 @@ class World {
   /// as all ranks build their meshes in the same order).
   int next_group_id() { return next_group_id_++; }
 
+  /// Names and layouts of the axes of every mesh built on this World
+  /// (spec §10): the runtime checker lifts operands typed on one mesh onto
+  /// another through it (spec §6.2). Replaced (not mutated) by
+  /// register_axis, so a held pointer stays valid and unchanged.
+  const std::shared_ptr<const core::AxisTable>& axis_table() const {
+    return axis_table_;
+  }
+  /// Registers `name` for `layout` (DeviceMesh does this for its axes).
+  /// Errors: spmd::InvalidArgument when the name already names another
+  /// layout on this World.
+  void register_axis(const std::string& name, const core::MeshAxis& layout);
+
  private:
   World(Backend backend, int rank, int size,
         c10::intrusive_ptr<c10d::Store> store, WorldOptions options);
@@ -112,6 +129,7 @@ class World {
   WorldOptions options_;
   c10::intrusive_ptr<c10d::ProcessGroup> world_;
   std::atomic<int> next_group_id_{0};
+  std::shared_ptr<const core::AxisTable> axis_table_;
 };
 
 /// A c10d process group of the fake backend: rank `rank` of `size`.

@@ -5,6 +5,7 @@
 // releases: the adapter is compat::intercept_backward (../torch_compat.cpp).
 #include <spmd/core/annotation_rules.h>
 #include <spmd/core/collectives.h>
+#include <spmd/core/mesh_region.h>
 #include <spmd/core/propagation.h>
 
 #include "internal.h"
@@ -23,9 +24,11 @@ class CheckerCollectiveHook final : public spmd::detail::CollectiveHook {
                           input, output))
       return;
     TypeRef in = type_of(input);
-    core::Result<TensorType> r =
-        core::transfer(call, in ? std::optional<TensorType>(*in) : std::nullopt,
-                       axis, st->strict, axis_is_singleton);
+    // A flattened axis (dp_cp) acts on the axes it flattens (spec §10).
+    core::Result<TensorType> r = core::transfer_on_axis(
+        call, in ? std::optional<TensorType>(*in) : std::nullopt, axis,
+        st->strict, axis_is_singleton,
+        current_ctx(*st).inference.axis_table.get());
     if (!r.ok()) {
       const Ctx& ctx = current_ctx(*st);
       std::string context =

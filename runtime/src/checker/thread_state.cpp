@@ -30,6 +30,8 @@ bool ctx_matches(const Ctx& c, const ThreadState& st, const DeviceMesh* dm) {
       c.global.local_axes != st.local_axes)
     return false;
   if (dm == nullptr) return c.mesh == st.explicit_mesh;
+  // A mesh built later on the World replaces its axis table (§6.2 lift).
+  if (c.inference.axis_table != dm->world()->axis_table()) return false;
   const auto& axes = dm->axes();
   if (!c.mesh || c.mesh->all.size() != axes.size()) return false;
   for (std::size_t i = 0; i < axes.size(); ++i)
@@ -62,6 +64,7 @@ const Ctx& current_ctx(ThreadState& st) {
   }
   c->inference.strict = st.strict;
   if (c->mesh) c->inference.mesh_axes = c->mesh->axes;
+  if (dm != nullptr) c->inference.axis_table = dm->world()->axis_table();
   c->is_global = st.global && st.local_region == 0;
   c->global.local = c->inference;
   c->global.global = c->is_global;
