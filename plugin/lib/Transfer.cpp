@@ -283,6 +283,8 @@ Value Transfer::evalCall(const CallExpr *CE) {
       Types.isTracked(CE->getArg(0)->getType()))
     return evalAssignment(OpCall);
 
+  if (std::optional<Value> V = evalAutograd(CE, Callee))
+    return *V;
   if (TU.isAnnotated(Callee))
     return evalUserCall(CE, Callee);
   if (std::optional<Value> V = evalForwarded(CE, Callee))
