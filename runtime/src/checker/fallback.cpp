@@ -174,6 +174,7 @@ void typecheck_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   if (e.passthrough) return run_untyped(op, ks, stack);
   if (e.c10d) return raw_c10d(op, ks, stack, *st, e);
   const Ctx& ctx = current_ctx(*st);
+  if (ctx.is_global) return typecheck_global(op, ks, stack, e, ctx, *st);
 
   Collected c;
   const c10::IValue* args = stack->data() + (stack->size() - e.num_args);
