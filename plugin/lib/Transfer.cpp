@@ -317,6 +317,8 @@ Value Transfer::evalCall(const CallExpr *CE) {
     if (std::optional<Value> V = evalIndirectCall(CE))
       return *V; // a std::function or another callable object
 
+  if (std::optional<Value> V = evalAutograd(CE, Callee))
+    return *V;
   if (TU.isAnnotated(Callee))
     return evalUserCall(CE, Callee);
   if (std::optional<Value> V = evalForwarded(CE, Callee))

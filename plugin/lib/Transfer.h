@@ -149,6 +149,10 @@ private:
                     const Value &In, Value &Out);
   Value evalUserCall(const clang::CallExpr *CE,
                      const clang::FunctionDecl *Callee);
+  /// Custom autograd functions' apply, raw c10d collectives and
+  /// loss.backward() (TransferAutograd.cpp); nullopt for other calls.
+  std::optional<Value> evalAutograd(const clang::CallExpr *CE,
+                                    const clang::FunctionDecl *Callee);
   /// A call (a CallExpr or a constructor's CXXConstructExpr) checked and
   /// typed against \p Callee's annotations, with the tensor arguments \p Args
   /// by parameter index (null: not a tracked value, or nothing to check).

@@ -123,6 +123,22 @@ std::vector<std::pair<std::string, PerAxisType>> entries_of(
 }
 
 }  // namespace
+
+const at::Tensor& assert_entries(const at::Tensor& x,
+                                 const std::vector<AxisType>& type,
+                                 const std::string& what) {
+  ThreadState* st = active_state();
+  if (st == nullptr) return x;
+  const Ctx& ctx = current_ctx(*st);
+  std::vector<std::pair<std::string, PerAxisType>> entries;
+  for (const AxisType& a : type) {
+    if (a.axis == nullptr) throw_usage(what + ": an axis has no name");
+    entries.emplace_back(a.axis, a.type);
+  }
+  assert_on(x, asserted_map(x, entries, ctx), what, ctx);
+  return x;
+}
+
 }  // namespace internal
 
 using namespace internal;

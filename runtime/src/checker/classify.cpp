@@ -61,6 +61,7 @@ std::unique_ptr<OpEntry> classify(const c10::FunctionSchema& schema) {
   if (auto pos = base.rfind("::"); pos != std::string_view::npos)
     base = base.substr(pos + 2);
   e->passthrough = is_passthrough(base);
+  e->c10d = full.rfind("c10d::", 0) == 0;
   // The spec name (ATen renames, in-place variants as methods, method-only
   // registrations) is the core's decision.
   e->info = core::classify_schema_op(full);

@@ -172,6 +172,7 @@ void typecheck_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   if (st == nullptr || in_backward_pass()) return run_untyped(op, ks, stack);
   const OpEntry& e = op_entry(op);
   if (e.passthrough) return run_untyped(op, ks, stack);
+  if (e.c10d) return raw_c10d(op, ks, stack, *st, e);
   const Ctx& ctx = current_ctx(*st);
   if (ctx.is_global) return typecheck_global(op, ks, stack, e, ctx, *st);
 

@@ -13,6 +13,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
+#include <ATen/core/stack.h>
+#include <c10/core/DispatchKeySet.h>
 #include <spmd/checker.h>
 #include <spmd/core/error.h>
 #include <spmd/core/global_collectives.h>
@@ -31,6 +33,10 @@
 #include <vector>
 
 #include "../torch_compat.h"
+
+namespace c10 {
+class OperatorHandle;
+}
 
 namespace spmd::checker::internal {
 
@@ -181,6 +187,7 @@ struct OpEntry {
   std::string qualified;  // "aten::add.Tensor"
   core::OpInfo info;      // classified under the spec name
   bool passthrough = false;
+  bool c10d = false;  // a raw c10d collective (raw_c10d.cpp, spec §14)
   std::vector<ArgRole> roles;
   std::vector<bool> tensor_position;  // plain numbers here are weak scalars
   std::size_t num_args = 0;
@@ -189,6 +196,21 @@ struct OpEntry {
 
 /// The classification of `op`, cached per thread by schema.
 const OpEntry& op_entry(const c10::OperatorHandle& op);
+
+// --- annotations (annotations.cpp) ------------------------------------------
+
+/// assert_type with the entries of a vector; `what` names the caller in
+/// errors ("no_typecheck in_types[0]").
+const at::Tensor& assert_entries(const at::Tensor& x,
+                                 const std::vector<AxisType>& type,
+                                 const std::string& what);
+
+// --- raw c10d collectives (raw_c10d.cpp) -------------------------------------
+
+/// Types a c10d-namespace op (a raw ProcessGroup collective) by the table of
+/// spec §14 and runs it; refuses the collectives the table does not cover.
+void raw_c10d(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
+              torch::jit::Stack* stack, ThreadState& st, const OpEntry& e);
 
 // --- global mode (global.cpp)
 // -------------------------------------------------

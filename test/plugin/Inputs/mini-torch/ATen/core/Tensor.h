@@ -75,6 +75,7 @@ class Tensor : public TensorBase {
   Tensor mean(IntArrayRef dim, bool keepdim = false) const;
   Tensor clone() const;
   Tensor detach() const;
+  void backward(const Tensor& gradient = {}) const;
   Tensor& zero_() const;
   Tensor& copy_(const Tensor& src) const;
   Scalar item() const;
