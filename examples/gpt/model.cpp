@@ -268,7 +268,11 @@ Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1))
     return -logp.gather(-1, target_ids).squeeze(-1);  // BUG(ce_sharded_vocab)
   }
   // Subtract the global max for stability (a constant: no gradient).
-  auto local_max = std::get<0>(logits.max(-1, /*keepdim=*/true)).detach();
+  // Each rank's max over its slice: one entry of the vocab dim per rank
+  // (global mode cannot place the shard through max without the rank).
+  auto local_max =
+      spmd::assert_type(std::get<0>(logits.max(-1, /*keepdim=*/true)).detach(),
+                        {dp = V, tp = S(-1)});
   auto all_max = spmd::all_gather(local_max, tp, S(-1), R);
   auto global_max = std::get<0>(all_max.max(-1, /*keepdim=*/true));
   auto shifted = logits - global_max;
