@@ -14,6 +14,7 @@
 //   O <nonlinear|linear|multilinear>     [[spmd::op]]
 //   U                                    [[spmd::unchecked]]
 //   A <axis>                             [[spmd::axis_size]]
+//   L                                    [[spmd::local]]
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,6 +119,9 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
       Add(K, "U");
   for (const auto &[K, Axis] : AxisSizes)
     Add(K, "A " + Axis);
+  for (const auto &[K, L] : Local)
+    if (L)
+      Add(K, "L");
   llvm::sort(Lines);
   for (const std::string &L : Lines)
     OS << L << "\n";
@@ -138,7 +142,7 @@ bool AnnotationTable::read(llvm::StringRef Text, const SourceManager &SM,
     unsigned Dummy;
     if (F.size() != 5 || F[0].getAsInteger(10, Dummy) ||
         F[2].getAsInteger(10, Dummy) || F[3].getAsInteger(10, Dummy) ||
-        F[4].empty() || !llvm::StringRef("TMOUA").contains(F[4].front())) {
+        F[4].empty() || !llvm::StringRef("TMOUAL").contains(F[4].front())) {
       Err = "line " + std::to_string(LineNo) + " is malformed";
       return false;
     }
@@ -190,6 +194,9 @@ void AnnotationTable::resolveImported(const Decl *D) const {
               core::parse_op_class(std::string(Payload));
           C.ok())
         Ops[K] = *C;
+      break;
+    case 'L':
+      Local[K] = true;
       break;
     case 'U':
       Unchecked[K] = true;

@@ -90,6 +90,7 @@ void AnnotationTable::setOpClass(const Decl *D, core::OpClass C) {
   Ops[key(D)] = C;
 }
 void AnnotationTable::setUnchecked(const Decl *D) { Unchecked[key(D)] = true; }
+void AnnotationTable::setLocal(const Decl *D) { Local[key(D)] = true; }
 void AnnotationTable::setAxisSize(const Decl *D, std::string Axis) {
   AxisSizes[key(D)] = std::move(Axis);
 }
@@ -169,7 +170,7 @@ AnnotationTable::opClassOf(const FunctionDecl *FD) const {
 }
 
 bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
-  if (Unchecked.empty() || !FD)
+  if ((Unchecked.empty() && Imported.empty()) || !FD)
     return false;
   for (const FunctionDecl *C : candidates(FD, /*Overridden=*/false))
     if (lookup(Unchecked, C))
@@ -177,8 +178,17 @@ bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
   return false;
 }
 
+bool AnnotationTable::isLocal(const FunctionDecl *FD) const {
+  if ((Local.empty() && Imported.empty()) || !FD)
+    return false;
+  for (const FunctionDecl *C : candidates(FD, /*Overridden=*/false))
+    if (lookup(Local, C))
+      return true;
+  return false;
+}
+
 const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
-  if (AxisSizes.empty() || !FD)
+  if ((AxisSizes.empty() && Imported.empty()) || !FD)
     return nullptr;
   for (const FunctionDecl *C : candidates(FD))
     if (const std::string *A = lookup(AxisSizes, C))
@@ -328,7 +338,7 @@ std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
 
 namespace {
 
-enum class AttrWhich { Type, Mesh, Op, Unchecked, AxisSize };
+enum class AttrWhich { Type, Mesh, Op, Unchecked, AxisSize, Local };
 
 const char *attrName(AttrWhich W) {
   switch (W) {
@@ -340,6 +350,8 @@ const char *attrName(AttrWhich W) {
     return "spmd::op";
   case AttrWhich::Unchecked:
     return "spmd::unchecked";
+  case AttrWhich::Local:
+    return "spmd::local";
   case AttrWhich::AxisSize:
     return "spmd::axis_size";
   }
@@ -396,6 +408,19 @@ std::optional<AxisEntry> parseEntry(Sema &S, const Expr *E,
   }
   Entry.Type = *T;
   return Entry;
+}
+
+/// An `spmd::rank(n)` entry of [[spmd::type]]: its n (-1 when n is not a
+/// constant in range), or nullopt when \p E is not a rank entry.
+std::optional<int> rankEntry(Sema &S, const Expr *E) {
+  if (E->containsErrors() || !isSpmdRecord(E->getType(), "Rank"))
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (!E->EvaluateAsRValue(R, S.getASTContext()) || !R.Val.isStruct() ||
+      R.Val.getStructNumFields() != 1 || !R.Val.getStructField(0).isInt())
+    return -1;
+  int64_t N = R.Val.getStructField(0).getInt().getExtValue();
+  return N >= 0 && N < 64 ? int(N) : -1;
 }
 
 struct SpmdAttrInfo : public ParsedAttrInfo {
@@ -519,6 +544,9 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     case AttrWhich::Unchecked:
       Table.setUnchecked(D);
       return AttributeApplied;
+    case AttrWhich::Local:
+      Table.setLocal(D);
+      return AttributeApplied;
     case AttrWhich::AxisSize:
       return handleAxisSize(S, D, Attr, Table);
     }
@@ -538,6 +566,18 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     A.Loc = Attr.getLoc();
     bool OK = true;
     for (unsigned I = 0; I < Attr.getNumArgs(); ++I) {
+      if (std::optional<int> R = rankEntry(S, Attr.getArgAsExpr(I))) {
+        if (*R < 0 || A.Rank >= 0) {
+          S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
+                 customDiag(S, DiagnosticsEngine::Error,
+                            "'spmd::rank' in 'spmd::type' must be a constant "
+                            "between 0 and 63, given once"));
+          OK = false;
+        } else {
+          A.Rank = *R;
+        }
+        continue;
+      }
       std::optional<AxisEntry> E =
           parseEntry(S, Attr.getArgAsExpr(I), "spmd::type");
       if (!E) {
@@ -555,6 +595,14 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         continue;
       }
       A.Entries.push_back(std::move(*E));
+    }
+    if (OK && A.Entries.empty()) {
+      S.Diag(Attr.getLoc(),
+             customDiag(S, DiagnosticsEngine::Error,
+                        "'spmd::type' with 'spmd::rank' needs at least one "
+                        "'axis = type' argument, e.g. [[spmd::type(tp = "
+                        "S(-1), spmd::rank(3))]]"));
+      OK = false;
     }
     if (!OK)
       return AttributeNotApplied;
@@ -693,6 +741,8 @@ constexpr ParsedAttrInfo::Spelling OpSpellings[] = {
 constexpr ParsedAttrInfo::Spelling AxisSizeSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::axis_size"},
     {ParsedAttr::AS_CXX11, "axis_size"}};
+constexpr ParsedAttrInfo::Spelling LocalSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::local"}, {ParsedAttr::AS_CXX11, "local"}};
 constexpr ParsedAttrInfo::Spelling UncheckedSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::unchecked"},
     {ParsedAttr::AS_CXX11, "unchecked"}};
@@ -710,6 +760,9 @@ struct AxisSizeAttrInfo : SpmdAttrInfo {
   AxisSizeAttrInfo()
       : SpmdAttrInfo(AttrWhich::AxisSize, AxisSizeSpellings, 0, 15) {}
 };
+struct LocalAttrInfo : SpmdAttrInfo {
+  LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 0) {}
+};
 struct UncheckedAttrInfo : SpmdAttrInfo {
   UncheckedAttrInfo()
       : SpmdAttrInfo(AttrWhich::Unchecked, UncheckedSpellings, 0, 0) {}
@@ -724,6 +777,9 @@ ParsedAttrInfoRegistry::Add<OpAttrInfo>
 ParsedAttrInfoRegistry::Add<AxisSizeAttrInfo>
     RegisterAxisSize("spmd::axis_size",
                      "the function returns the number of ranks of an axis");
+ParsedAttrInfoRegistry::Add<LocalAttrInfo>
+    RegisterLocal("spmd::local",
+                  "a local region in global mode (local_map, spec 12.3)");
 ParsedAttrInfoRegistry::Add<UncheckedAttrInfo>
     RegisterUnchecked("spmd::unchecked", "skip the body of a function");
 

@@ -218,6 +218,7 @@ void Reporter::handle(Problem P) {
     break;
   case ProblemCode::PathConflict:
   case ProblemCode::UnknownUse:
+  case ProblemCode::UnknownShard:
     if (!renderUse(P, D))
       return;
     break;
@@ -350,6 +351,26 @@ void Reporter::renderAssert(const Problem &P, Pending &D) {
 /// Path conflicts and unknown values: the first use in a function only.
 bool Reporter::renderUse(const Problem &P, Pending &D) {
   const void *Key = useKey(P.Subject);
+  if (P.Code == ProblemCode::UnknownShard) {
+    // Global mode: the V is known, where it is sharded is not (the core's
+    // sharding propagation could not decide, or the rank is missing).
+    if (!ReportedUnknownShards.insert({Key, *P.Axis}).second)
+      return false;
+    std::string Ax = axisName(*P.Axis);
+    D.Text = describe(P.Subject) + " is sharded on axis '" + Ax +
+             "' on an unknown dim (global mode): " +
+             (P.Error ? oneLine(P.Error->message) : std::string("")) +
+             "; annotate it with [[spmd::type(" + Ax +
+             " = S(i))]] or spmd::assert_type, or give its rank with "
+             "spmd::rank(n)";
+    if (!P.Origins.empty() && P.Origins.front().From.Loc.isValid()) {
+      Note N = originNote(P.Origins.front(), *P.Axis);
+      if (P.Error && !P.Error->fix.empty())
+        N.Text += " (" + oneLine(P.Error->fix) + ")";
+      D.Notes.push_back(std::move(N));
+    }
+    return true;
+  }
   if (P.Code == ProblemCode::UnknownUse) {
     if (!ReportedUnknown.insert(Key).second)
       return false;

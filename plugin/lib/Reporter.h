@@ -81,6 +81,7 @@ private:
   /// first use of a value is enough).
   std::set<std::pair<const void *, AxisId>> ReportedConflicts;
   llvm::DenseSet<const void *> ReportedUnknown;
+  std::set<std::pair<const void *, AxisId>> ReportedUnknownShards;
 };
 
 } // namespace spmd::plugin

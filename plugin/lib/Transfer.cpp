@@ -22,7 +22,8 @@ void TUContext::noteAxes(const TypeAnnotation &A) {
 
 Transfer::Transfer(TUContext &TU, const FunctionDecl *FD, FactArena &Arena)
     : TU(TU), Ctx(TU.Ctx), Types(TU.Types), FD(FD),
-      Result(TU.Table.resultOf(FD)), Mesh(TU.Table.meshOf(FD)), Arena(Arena) {}
+      Result(TU.Table.resultOf(FD)), Mesh(TU.Table.meshOf(FD)),
+      LocalRegion(TU.Table.isLocal(FD)), Arena(Arena) {}
 
 core::InferenceContext Transfer::inferenceContext() const {
   core::InferenceContext C;
@@ -41,7 +42,9 @@ Value Transfer::declared(const TypeAnnotation &A, Origin O) {
   Value V = Value::closed();
   for (const AxisEntry &E : A.Entries)
     V.set(axis(E.Axis),
-          AxisFact::known(TU.Opts.Global ? E.Type : E.Type.local(), O));
+          AxisFact::known(globalAxis(E.Axis) ? E.Type : E.Type.local(), O));
+  if (tracksRanks())
+    V.setRank(A.Rank);
   return V;
 }
 
@@ -806,6 +809,16 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     std::optional<PerAxisType> Have = F ? F->knownType() : std::nullopt;
     if (Have && *Have != Entry.Type.local())
       Mismatches.push_back({&Entry, A, *Have, F});
+    // Global mode: a known shard against a declared S(k) on another dim.
+    std::optional<int> D = F ? F->shardDim() : std::nullopt;
+    if (Have && D && Entry.Type.is_shard() && globalAxis(A)) {
+      std::optional<int> Rank = V.rank();
+      int K = Entry.Type.dim;
+      bool Differ = Rank ? (*D < 0 ? *D + *Rank : *D) != (K < 0 ? K + *Rank : K)
+                         : (*D < 0) == (K < 0) && *D != K;
+      if (Differ)
+        Mismatches.push_back({&Entry, A, types::S(*D), F});
+    }
   }
   if (Mismatches.empty()) {
     bool Initialises = Dest.Kind == Destination::FieldAssign ||
@@ -830,7 +843,7 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     P.Actual = M.Have;
     P.Origins.push_back({nullptr, M.Have, M.Fact->originOf(M.Have)});
     P.Dest = Dest;
-    if (Mismatches.size() == 1)
+    if (Mismatches.size() == 1 && !M.Have.is_shard())
       P.Fix = conversion(E, M.Have, M.Entry->Type);
     report(std::move(P));
   }

@@ -1,10 +1,10 @@
 //===- Annotations.h - parsed [[spmd::...]] attributes ----------*- C++ -*-===//
 //
 // The SPMD attributes ([[spmd::type]], [[spmd::mesh]], [[spmd::op]],
-// [[spmd::unchecked]]) are parsed by ParsedAttrInfo handlers registered by
-// this library and stored here, in the checker's own table, instead of being
-// attached to the AST: the AST that code generation sees is unchanged, so
-// object files are identical with and without the plugin.
+// [[spmd::unchecked]], [[spmd::local]]) are parsed by ParsedAttrInfo handlers
+// registered by this library and stored here, in the checker's own table,
+// instead of being attached to the AST: the AST that code generation sees is
+// unchanged, so object files are identical with and without the plugin.
 //
 // Entries are keyed by the declaration's source location. Template
 // instantiations (and the parameters and locals inside them) carry the
@@ -46,6 +46,8 @@ struct AxisEntry {
 struct TypeAnnotation {
   llvm::SmallVector<AxisEntry, 4> Entries;
   clang::SourceLocation Loc; ///< the attribute
+  /// The tensor's rank from an `spmd::rank(n)` entry, or -1.
+  int Rank = -1;
   /// The entry for \p Axis, or null.
   const AxisEntry *entry(llvm::StringRef Axis) const;
   /// "{dp: R, tp: S(0)}" as written.
@@ -72,6 +74,7 @@ public:
   void setMesh(const clang::Decl *D, MeshAnnotation A);
   void setOpClass(const clang::Decl *D, core::OpClass C);
   void setUnchecked(const clang::Decl *D);
+  void setLocal(const clang::Decl *D);
   void setAxisSize(const clang::Decl *D, std::string Axis);
 
   /// The declared type of a variable, parameter or field (for a parameter,
@@ -85,13 +88,17 @@ public:
   const MeshAnnotation *meshOf(const clang::FunctionDecl *FD) const;
   std::optional<core::OpClass> opClassOf(const clang::FunctionDecl *FD) const;
   bool isUnchecked(const clang::FunctionDecl *FD) const;
+  /// Whether \p FD is a local region ([[spmd::local]]): its body is checked
+  /// with local semantics in global mode, its annotations are the boundary.
+  bool isLocal(const clang::FunctionDecl *FD) const;
   /// The axis whose size \p FD returns ([[spmd::axis_size(axis)]]), or null.
   const std::string *axisSizeOf(const clang::FunctionDecl *FD) const;
   /// Whether \p FD has any SPMD annotation (result, parameter, mesh, op).
   bool isAnnotatedFunction(const clang::FunctionDecl *FD) const;
   bool empty() const {
     return Types.empty() && Meshes.empty() && Ops.empty() &&
-           Unchecked.empty() && AxisSizes.empty() && Imported.empty();
+           Unchecked.empty() && AxisSizes.empty() && Local.empty() &&
+           Imported.empty();
   }
 
   /// Precompiled headers and modules: Clang does not keep plugin attributes
@@ -124,6 +131,7 @@ private:
   mutable llvm::DenseMap<Key, MeshAnnotation> Meshes;
   mutable llvm::DenseMap<Key, core::OpClass> Ops;
   mutable llvm::DenseMap<Key, bool> Unchecked;
+  mutable llvm::DenseMap<Key, bool> Local;
   mutable llvm::DenseMap<Key, std::string> AxisSizes;
   /// Read from annotations files, by "kind:file:line:col": one line of
   /// write()'s format each, without the key.
