@@ -417,7 +417,7 @@ Value Transfer::callAnnotated(const CallExpr *CE, const FunctionDecl *Callee,
       continue; // only tensors are tracked
     Destination D;
     if (CallLayout && A != TU.Table.paramOf(Callee, PI))
-      D.LayoutLoc = CallLayout->Where;
+      D.LayoutLoc = TU.Layouts.whereDecided(Callee, int(PI), *CallLayout);
     D.Kind = Destination::Argument;
     D.Callee = Callee;
     D.ParamIndex = PI;
