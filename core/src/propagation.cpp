@@ -3,6 +3,8 @@
 // fix suggestions of §9.4.
 #include <spmd/core/propagation.h>
 
+#include <spmd/core/mesh_region.h>
+
 #include <algorithm>
 #include <initializer_list>
 #include <set>
@@ -609,6 +611,22 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
   }
   for (std::size_t i = 0; i < collected.size(); ++i) collected[i].index = i;
 
+  // Cross-mesh lift (spec §6.2): operands typed on another mesh.
+  if (ctx.axis_table && ctx.mesh_axes) {
+    for (Collected& c : collected) {
+      if (c.weak) continue;
+      Result<TensorType> lifted =
+          lift_to_mesh(c.type, *ctx.mesh_axes, *ctx.axis_table);
+      if (!lifted.ok()) {
+        TypeError e = lifted.error();
+        e.message = op_name + ": args[" + std::to_string(c.index) + "] " +
+                    e.message;
+        return e;
+      }
+      c.type = std::move(lifted).value();
+    }
+  }
+
   // Factories (spec §6.10).
   const bool mesh_set = ctx.mesh_axes.has_value();
   auto mesh_replicate = [&] {
@@ -665,6 +683,13 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
               " = R}) or an "
               "[[spmd::type(" +
               axis + " = ...)]] annotation";
+      if (ctx.axis_table) {  // §9.5
+        std::vector<TensorType> types;
+        for (const Collected& k : collected)
+          if (!k.weak) types.push_back(k.type);
+        std::string hint = axis_mismatch_hint(types, *ctx.axis_table);
+        if (!hint.empty()) e.notes.push_back("Hint: " + hint);
+      }
       return e;
     }
     if (present.empty()) continue;  // permissive: no operand has the axis
@@ -682,17 +707,43 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
     }
 
     Result<PerAxisType> t = spmd::types::R;
-    if (op.shape == OpShape::LinearOfProduct && axis_ops.size() >= 3) {
-      // addmm(self, m1, m2) = LINEAR(MULTILINEAR(m1, m2), self).
-      std::vector<AxisOperand> factors(axis_ops.begin() + 1, axis_ops.end());
-      auto product = infer_axis(factors, OpClass::Multilinear, axis, op_name);
-      if (!product.ok()) return product.error();
-      t = infer_axis({AxisOperand::of(product.value()), axis_ops[0]},
-                     OpClass::Linear, axis, op_name);
+    if (op.shape == OpShape::LinearOfProduct) {
+      // addmm(self, m1, m2) = LINEAR(MULTILINEAR(m1, m2), self). The first
+      // tensor operand is self whether or not it has the axis: a skipped
+      // operand (permissive) must not turn self into a factor.
+      std::optional<AxisOperand> self;
+      std::vector<AxisOperand> factors;
+      bool any_factor = false, first_tensor = true;
+      for (const Collected& c : collected) {
+        if (c.weak) {
+          if (operand_axes.count(axis))
+            factors.push_back(AxisOperand::scalar());
+          continue;
+        }
+        bool is_self = first_tensor;
+        first_tensor = false;
+        for (const auto& [idx, ao] : present) {
+          if (idx != c.index) continue;
+          if (is_self) {
+            self = ao;
+          } else {
+            factors.push_back(ao);
+            any_factor = true;
+          }
+        }
+      }
+      if (!any_factor) {
+        t = self ? infer_axis({*self}, OpClass::Linear, axis, op_name)
+                 : Result<PerAxisType>(spmd::types::R);
+      } else {
+        auto product = infer_axis(factors, OpClass::Multilinear, axis, op_name);
+        if (!product.ok()) return product.error();
+        t = self ? infer_axis({AxisOperand::of(product.value()), *self},
+                              OpClass::Linear, axis, op_name)
+                 : product;
+      }
     } else {
-      OpClass cls = op.shape == OpShape::LinearOfProduct ? OpClass::Multilinear
-                                                         : op.op_class;
-      t = infer_axis(axis_ops, cls, axis, op_name);
+      t = infer_axis(axis_ops, op.op_class, axis, op_name);
     }
     if (!t.ok()) return t.error();
     out.set(axis, t.value());

@@ -68,9 +68,13 @@ AnnotationTable::Key AnnotationTable::key(const Decl *D) {
 }
 
 template <typename MapT>
-auto AnnotationTable::lookup(const MapT &M, const Decl *D)
+auto AnnotationTable::lookup(const MapT &M, const Decl *D) const
     -> decltype(&M.begin()->second) {
-  if (!D || D->getLocation().isInvalid() || M.empty())
+  if (!D || D->getLocation().isInvalid())
+    return nullptr;
+  if (!Imported.empty())
+    resolveImported(D);
+  if (M.empty())
     return nullptr;
   auto It = M.find(key(D));
   return It == M.end() ? nullptr : &It->second;
@@ -96,6 +100,7 @@ void AnnotationTable::setOpClass(const Decl *D, core::OpClass C) {
   Ops[key(D)] = C;
 }
 void AnnotationTable::setUnchecked(const Decl *D) { Unchecked[key(D)] = true; }
+void AnnotationTable::setLocal(const Decl *D) { Local[key(D)] = true; }
 void AnnotationTable::setAxisSize(const Decl *D, std::string Axis) {
   AxisSizes[key(D)] = std::move(Axis);
 }
@@ -182,7 +187,7 @@ AnnotationTable::opClassOfCallable(const ValueDecl *D) const {
 }
 
 bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
-  if (Unchecked.empty() || !FD)
+  if ((Unchecked.empty() && Imported.empty()) || !FD)
     return false;
   for (const FunctionDecl *C : candidates(FD, /*Overridden=*/false))
     if (lookup(Unchecked, C))
@@ -190,8 +195,17 @@ bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
   return false;
 }
 
+bool AnnotationTable::isLocal(const FunctionDecl *FD) const {
+  if ((Local.empty() && Imported.empty()) || !FD)
+    return false;
+  for (const FunctionDecl *C : candidates(FD, /*Overridden=*/false))
+    if (lookup(Local, C))
+      return true;
+  return false;
+}
+
 const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
-  if (AxisSizes.empty() || !FD)
+  if ((AxisSizes.empty() && Imported.empty()) || !FD)
     return nullptr;
   for (const FunctionDecl *C : candidates(FD))
     if (const std::string *A = lookup(AxisSizes, C))
@@ -199,8 +213,8 @@ const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
   return nullptr;
 }
 
-llvm::ArrayRef<WhenAnnotation>
-AnnotationTable::whensOf(const FunctionDecl *FD, int Param) const {
+llvm::ArrayRef<WhenAnnotation> AnnotationTable::whensOf(const FunctionDecl *FD,
+                                                        int Param) const {
   if (Whens.empty() || !FD)
     return {};
   for (const FunctionDecl *C : candidates(FD)) {
@@ -365,7 +379,16 @@ std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
 
 namespace {
 
-enum class AttrWhich { Type, Mesh, Op, Unchecked, AxisSize, When, Unless };
+enum class AttrWhich {
+  Type,
+  Mesh,
+  Op,
+  Unchecked,
+  AxisSize,
+  Local,
+  When,
+  Unless
+};
 
 const char *attrName(AttrWhich W) {
   switch (W) {
@@ -377,6 +400,8 @@ const char *attrName(AttrWhich W) {
     return "spmd::op";
   case AttrWhich::Unchecked:
     return "spmd::unchecked";
+  case AttrWhich::Local:
+    return "spmd::local";
   case AttrWhich::AxisSize:
     return "spmd::axis_size";
   case AttrWhich::When:
@@ -437,6 +462,19 @@ std::optional<AxisEntry> parseEntry(Sema &S, const Expr *E,
   }
   Entry.Type = *T;
   return Entry;
+}
+
+/// An `spmd::rank(n)` entry of [[spmd::type]]: its n (-1 when n is not a
+/// constant in range), or nullopt when \p E is not a rank entry.
+std::optional<int> rankEntry(Sema &S, const Expr *E) {
+  if (E->containsErrors() || !isSpmdRecord(E->getType(), "Rank"))
+    return std::nullopt;
+  Expr::EvalResult R;
+  if (!E->EvaluateAsRValue(R, S.getASTContext()) || !R.Val.isStruct() ||
+      R.Val.getStructNumFields() != 1 || !R.Val.getStructField(0).isInt())
+    return -1;
+  int64_t N = R.Val.getStructField(0).getInt().getExtValue();
+  return N >= 0 && N < 64 ? int(N) : -1;
 }
 
 struct SpmdAttrInfo : public ParsedAttrInfo {
@@ -578,6 +616,9 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     case AttrWhich::Unchecked:
       Table.setUnchecked(D);
       return AttributeApplied;
+    case AttrWhich::Local:
+      Table.setLocal(D);
+      return AttributeApplied;
     case AttrWhich::AxisSize:
       return handleAxisSize(S, D, Attr, Table);
     case AttrWhich::When:
@@ -643,6 +684,18 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     A.Loc = Attr.getLoc();
     bool OK = true;
     for (unsigned I = 0; I < Attr.getNumArgs(); ++I) {
+      if (std::optional<int> R = rankEntry(S, Attr.getArgAsExpr(I))) {
+        if (*R < 0 || A.Rank >= 0) {
+          S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
+                 customDiag(S, DiagnosticsEngine::Error,
+                            "'spmd::rank' in 'spmd::type' must be a constant "
+                            "between 0 and 63, given once"));
+          OK = false;
+        } else {
+          A.Rank = *R;
+        }
+        continue;
+      }
       std::optional<AxisEntry> E =
           parseEntry(S, Attr.getArgAsExpr(I), "spmd::type");
       if (!E) {
@@ -660,6 +713,14 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         continue;
       }
       A.Entries.push_back(std::move(*E));
+    }
+    if (OK && A.Entries.empty()) {
+      S.Diag(Attr.getLoc(),
+             customDiag(S, DiagnosticsEngine::Error,
+                        "'spmd::type' with 'spmd::rank' needs at least one "
+                        "'axis = type' argument, e.g. [[spmd::type(tp = "
+                        "S(-1), spmd::rank(3))]]"));
+      OK = false;
     }
     if (!OK)
       return AttributeNotApplied;
@@ -802,6 +863,8 @@ constexpr ParsedAttrInfo::Spelling WhenSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::when"}, {ParsedAttr::AS_CXX11, "when"}};
 constexpr ParsedAttrInfo::Spelling UnlessSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::unless"}, {ParsedAttr::AS_CXX11, "unless"}};
+constexpr ParsedAttrInfo::Spelling LocalSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::local"}, {ParsedAttr::AS_CXX11, "local"}};
 constexpr ParsedAttrInfo::Spelling UncheckedSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::unchecked"},
     {ParsedAttr::AS_CXX11, "unchecked"}};
@@ -825,6 +888,9 @@ struct WhenAttrInfo : SpmdAttrInfo {
 struct UnlessAttrInfo : SpmdAttrInfo {
   UnlessAttrInfo() : SpmdAttrInfo(AttrWhich::Unless, UnlessSpellings, 0, 15) {}
 };
+struct LocalAttrInfo : SpmdAttrInfo {
+  LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 0) {}
+};
 struct UncheckedAttrInfo : SpmdAttrInfo {
   UncheckedAttrInfo()
       : SpmdAttrInfo(AttrWhich::Unchecked, UncheckedSpellings, 0, 0) {}
@@ -843,6 +909,9 @@ ParsedAttrInfoRegistry::Add<WhenAttrInfo>
     RegisterWhen("spmd::when", "types of an instance whose flag is true");
 ParsedAttrInfoRegistry::Add<UnlessAttrInfo>
     RegisterUnless("spmd::unless", "types of an instance whose flag is false");
+ParsedAttrInfoRegistry::Add<LocalAttrInfo>
+    RegisterLocal("spmd::local",
+                  "a local region in global mode (local_map, spec 12.3)");
 ParsedAttrInfoRegistry::Add<UncheckedAttrInfo>
     RegisterUnchecked("spmd::unchecked", "skip the body of a function");
 

@@ -59,8 +59,8 @@ Options::Options() {
 
 /// What parseArgs accepts, for error messages.
 static std::string acceptedArguments() {
-  return "expected 'strict', 'global', 'system-headers', 'stats', "
-         "'warn=<kind>', "
+  return "expected 'strict', 'global', 'local-axes=<axis,...>', "
+         "'system-headers', 'stats', 'warn=<kind>', "
          "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
          diagKindList().str() + ")";
 }
@@ -119,6 +119,18 @@ bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
       continue;
     }
     auto [Name, Value] = Arg.split('=');
+    if (Name == "local-axes") {
+      llvm::SmallVector<llvm::StringRef, 4> Axes;
+      Value.split(Axes, ',', -1, /*KeepEmpty=*/false);
+      if (Axes.empty()) {
+        Err = "'local-axes' needs a comma-separated list of mesh axes, e.g. "
+              "local-axes=dp,ep";
+        return false;
+      }
+      for (llvm::StringRef A : Axes)
+        LocalAxes.push_back(A.trim().str());
+      continue;
+    }
     std::optional<Severity> Sev;
     if (Name == "warn")
       Sev = Severity::Warning;

@@ -41,6 +41,8 @@ enum class ProblemCode : uint8_t {
   AssertMismatch,    ///< spmd::assert_type contradicts the known type
   PathConflict,      ///< paths disagree on a value's type
   UnknownUse,        ///< strict mode: a value of unknown type is used
+  UnknownShard,      ///< strict global mode: a V whose shard dim (or rank)
+                     ///< is unknown is used where the dim matters
 };
 
 /// A type on an axis and where it came from; Operand is the expression

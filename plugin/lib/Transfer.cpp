@@ -22,7 +22,8 @@ void TUContext::noteAxes(const TypeAnnotation &A) {
 
 Transfer::Transfer(TUContext &TU, const FunctionDecl *FD, FactArena &Arena)
     : TU(TU), Ctx(TU.Ctx), Types(TU.Types), FD(FD),
-      Result(TU.Table.resultOf(FD)), Mesh(TU.Table.meshOf(FD)), Arena(Arena) {}
+      Result(TU.Table.resultOf(FD)), Mesh(TU.Table.meshOf(FD)),
+      LocalRegion(TU.Table.isLocal(FD)), Arena(Arena) {}
 
 core::InferenceContext Transfer::inferenceContext() const {
   core::InferenceContext C;
@@ -41,7 +42,9 @@ Value Transfer::declared(const TypeAnnotation &A, Origin O) {
   Value V = Value::closed();
   for (const AxisEntry &E : A.Entries)
     V.set(axis(E.Axis),
-          AxisFact::known(TU.Opts.Global ? E.Type : E.Type.local(), O));
+          AxisFact::known(globalAxis(E.Axis) ? E.Type : E.Type.local(), O));
+  if (tracksRanks())
+    V.setRank(A.Rank);
   return V;
 }
 
@@ -256,6 +259,13 @@ Value Transfer::evalUncached(const Expr *E) {
     return elementsOf(Elems);
   }
   if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+    // A constructor with annotated parameters: `Layer l(x);`, `Layer{x}`.
+    if (const CXXConstructorDecl *Ctor = CE->getConstructor();
+        Ctor && TU.isAnnotated(Ctor)) {
+      llvm::SmallVector<const Expr *, 4> Args;
+      argumentsByParameter(CE, Ctor, Args);
+      return callAnnotated(CE, Ctor, Args);
+    }
     if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types))
       return Value::unknown();
     llvm::SmallVector<const Expr *, 4> Elems;
@@ -369,35 +379,24 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
   return Value::unknown();
 }
 
-/// Argument \p I of \p CE is parameter `I - skip` of \p Callee (a member
-/// operator's object is argument 0).
-static unsigned argumentSkip(const CallExpr *CE, const FunctionDecl *Callee) {
-  return isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(Callee) &&
-                 !cast<CXXMethodDecl>(Callee)->isStatic()
-             ? 1
-             : 0;
-}
-
 Value Transfer::evalUserCall(const CallExpr *CE, const FunctionDecl *Callee) {
-  unsigned Skip = argumentSkip(CE, Callee);
   llvm::SmallVector<const Expr *, 4> Args;
-  for (unsigned I = Skip; I < CE->getNumArgs(); ++I)
-    Args.push_back(CE->getArg(I));
+  argumentsByParameter(CE, Callee, Args);
   return callAnnotated(CE, Callee, Args);
 }
 
-Value Transfer::callAnnotated(const CallExpr *CE, const FunctionDecl *Callee,
+Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
                               llvm::ArrayRef<const Expr *> Args) {
-  unsigned Skip = argumentSkip(CE, Callee);
   // A layer with layout flags: the layout its instance was constructed with
   // (the object of the call, through a module holder).
   std::optional<Layout> CallLayout;
   if (!TU.Layouts.flagsOf(Callee).Flags.empty()) {
     const Expr *Instance = nullptr;
-    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE))
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
       Instance = MC->getImplicitObjectArgument();
-    else if (isa<CXXOperatorCallExpr>(CE) && CE->getNumArgs() > 0)
-      Instance = CE->getArg(0);
+    else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Call);
+             OC && OC->getNumArgs() > 0)
+      Instance = OC->getArg(0);
     CallLayout = TU.Layouts.layoutOfInstance(Callee, Instance, FD, CurLayout);
   }
   bool Partial = false;
@@ -427,21 +426,29 @@ Value Transfer::callAnnotated(const CallExpr *CE, const FunctionDecl *Callee,
   if (const TypeAnnotation *R =
           CallLayout ? TU.Layouts.typeIn(Callee, -1, *CallLayout, &Partial)
                      : TU.Table.resultOf(Callee)) {
-    Value V = declared(*R, {CE->getExprLoc(), OriginKind::CallResult});
+    Value V = declared(*R, {Call->getExprLoc(), OriginKind::CallResult});
     if (Partial) // axes of an unknown layout: strict mode says so here
-      checkUnknownUse(Value::unknown(), CE);
+      checkUnknownUse(Value::unknown(), Call);
     return V;
   }
-  if (std::optional<core::OpClass> C = TU.Table.opClassOf(Callee)) {
+  const auto *CE = dyn_cast<CallExpr>(Call);
+  if (std::optional<core::OpClass> C = TU.Table.opClassOf(Callee); C && CE) {
+    // The op's operands are the call's own arguments (for a forwarded call,
+    // those of the outer callee); the object is the receiver.
+    const FunctionDecl *Outer = CE->getDirectCallee();
     llvm::SmallVector<const Expr *, 4> Args;
+    argumentsByParameter(CE, Outer, Args);
     const Expr *Receiver = nullptr;
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE))
       Receiver = MC->getImplicitObjectArgument();
-    for (unsigned I = Skip; I < CE->getNumArgs(); ++I)
-      Args.push_back(CE->getArg(I));
+    else if (const auto *MD = dyn_cast_or_null<CXXMethodDecl>(Outer);
+             MD && MD->isExplicitObjectMemberFunction() && !Args.empty())
+      Receiver = Args.front(); // `this Self&`: parameter 0 is the object
+    if (Receiver && Args.size() && Args.front() == Receiver)
+      Args.erase(Args.begin());
     if (Receiver && !Types.isTensor(Receiver->getType()))
       Receiver = nullptr;
-    return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, C);
+    return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, *C);
   }
   return Value::unknown();
 }
@@ -450,8 +457,7 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
                                              const FunctionDecl *Callee) {
   // The outer call's arguments by parameter index of the current callee.
   llvm::SmallVector<const Expr *, 4> Args;
-  for (unsigned I = argumentSkip(CE, Callee); I < CE->getNumArgs(); ++I)
-    Args.push_back(CE->getArg(I));
+  argumentsByParameter(CE, Callee, Args);
   const FunctionDecl *F = Callee;
   for (unsigned Depth = 0; Depth < 4; ++Depth) {
     const CallExpr *Inner = forwardedCall(F, Types);
@@ -460,9 +466,10 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
     const FunctionDecl *G = Inner->getDirectCallee();
     if (!G)
       return std::nullopt;
-    llvm::SmallVector<const Expr *, 4> Next;
-    for (unsigned I = argumentSkip(Inner, G); I < Inner->getNumArgs(); ++I) {
-      const Expr *A = skipTransparent(Inner->getArg(I), Types);
+    llvm::SmallVector<const Expr *, 4> InnerArgs, Next;
+    argumentsByParameter(Inner, G, InnerArgs);
+    for (const Expr *InnerArg : InnerArgs) {
+      const Expr *A = skipTransparent(InnerArg, Types);
       const auto *DRE = dyn_cast<DeclRefExpr>(A);
       const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
       const auto *Owner =
@@ -599,10 +606,13 @@ Resolved:
       return evalTensorOp(CE, Holder->getNameAsString(), nullptr, Args, C);
   if (!Target)
     return std::nullopt;
+  if (!TU.Table.resultOf(Target))
+    if (std::optional<core::OpClass> C = TU.Table.opClassOf(Target))
+      return evalTensorOp(CE, Target->getNameAsString(), nullptr, Args, *C);
   if (TU.isAnnotated(Target))
     return callAnnotated(CE, Target, Args);
-  if (Target->getIdentifier() && (isInTopNamespace(Target, "at") ||
-                                  isInTopNamespace(Target, "torch")))
+  if (Target->getIdentifier() &&
+      (isInTopNamespace(Target, "at") || isInTopNamespace(Target, "torch")))
     return evalTensorOp(CE, Target->getName().str(), nullptr, Args);
   return std::nullopt;
 }
@@ -976,6 +986,16 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     std::optional<PerAxisType> Have = F ? F->knownType() : std::nullopt;
     if (Have && *Have != Entry.Type.local())
       Mismatches.push_back({&Entry, A, *Have, F});
+    // Global mode: a known shard against a declared S(k) on another dim.
+    std::optional<int> D = F ? F->shardDim() : std::nullopt;
+    if (Have && D && Entry.Type.is_shard() && globalAxis(A)) {
+      std::optional<int> Rank = V.rank();
+      int K = Entry.Type.dim;
+      bool Differ = Rank ? (*D < 0 ? *D + *Rank : *D) != (K < 0 ? K + *Rank : K)
+                         : (*D < 0) == (K < 0) && *D != K;
+      if (Differ)
+        Mismatches.push_back({&Entry, A, types::S(*D), F});
+    }
   }
   if (Mismatches.empty()) {
     bool Initialises = Dest.Kind == Destination::FieldAssign ||
@@ -1000,7 +1020,7 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     P.Actual = M.Have;
     P.Origins.push_back({nullptr, M.Have, M.Fact->originOf(M.Have)});
     P.Dest = Dest;
-    if (Mismatches.size() == 1)
+    if (Mismatches.size() == 1 && !M.Have.is_shard())
       P.Fix = conversion(E, M.Have, M.Entry->Type);
     report(std::move(P));
   }

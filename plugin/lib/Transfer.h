@@ -27,6 +27,8 @@
 
 #include <spmd/core/propagation.h>
 
+#include <map>
+
 namespace spmd::plugin {
 
 /// The core's verdict on one op applied to operands of given types: the
@@ -58,6 +60,9 @@ struct TUContext {
   llvm::StringMap<InferVerdict> Verdicts;
   /// Whether a function has any SPMD annotation, by declaration.
   llvm::DenseMap<const clang::FunctionDecl *, bool> Annotated;
+  /// Global mode: why an op left a shard dim unknown, by (op location,
+  /// axis): the reason the strict-mode report gives (TransferShards.cpp).
+  std::map<std::pair<unsigned, AxisId>, core::TypeError> ShardLoss;
   /// Statistics: function bodies seen, analysed, CFG blocks, block visits.
   unsigned FunctionsSeen = 0, FunctionsAnalyzed = 0, Blocks = 0, Visits = 0;
 
@@ -144,10 +149,10 @@ private:
                     const Value &In, Value &Out);
   Value evalUserCall(const clang::CallExpr *CE,
                      const clang::FunctionDecl *Callee);
-  /// A call checked and typed against \p Callee's annotations, with the
-  /// tensor arguments \p Args by parameter index (null: not a tracked
-  /// value, or nothing to check).
-  Value callAnnotated(const clang::CallExpr *CE,
+  /// A call (a CallExpr or a constructor's CXXConstructExpr) checked and
+  /// typed against \p Callee's annotations, with the tensor arguments \p Args
+  /// by parameter index (null: not a tracked value, or nothing to check).
+  Value callAnnotated(const clang::Expr *Call,
                       const clang::FunctionDecl *Callee,
                       llvm::ArrayRef<const clang::Expr *> Args);
   /// A call of a function that only forwards its parameters to another call
@@ -181,12 +186,24 @@ private:
     std::vector<core::Operand> Core;
     std::vector<OperandSource> Sources; // parallel to Core
   };
-  /// Global mode: shard dims of \p Out on the axes some operand shards, by
-  /// the core's sharding propagation; its errors are reported as op-type.
+  /// Global mode: the rank of \p Out and its shard dims on the axes some
+  /// operand shards, by the core's sharding propagation with the constant
+  /// dim and size arguments among \p Args; its errors are reported as
+  /// op-type, a shard it cannot decide becomes unknown with a reason.
   void propagateShards(const clang::CallExpr *CE, llvm::StringRef Name,
-                       const Operands &Ops, bool OnlyTensorArgs, Value &Out);
+                       llvm::ArrayRef<const clang::Expr *> Args,
+                       const Operands &Ops, Value &Out);
+  /// Strict global mode: reports \p E when it is V on \p Axis with an
+  /// unknown shard dim (\p Why: the reason, when the caller knows it).
+  void checkUnknownShard(const Value &V, const clang::Expr *E, AxisId Axis,
+                         std::optional<core::TypeError> Why = std::nullopt);
   void addTensorOperand(Operands &Ops, const clang::Expr *E, int Pos);
   void addArgument(Operands &Ops, const clang::Expr *A, int Pos);
+  /// An op-type problem at \p CE for the core's error \p Err: location,
+  /// call, axis and where the operands' types on that axis came from (the
+  /// local rule's and the sharding rule's reports share it).
+  Problem opTypeProblem(const clang::CallExpr *CE, const Operands &Ops,
+                        const core::TypeError &Err);
   void reportOpType(const clang::CallExpr *CE, const core::OpInfo &Info,
                     const Operands &Ops, const core::TypeError &Err);
   const InferVerdict &infer(llvm::StringRef Name, const core::OpInfo &Info,
@@ -205,6 +222,14 @@ private:
   std::optional<SuggestedCollective>
   conversion(const clang::Expr *E, PerAxisType From, PerAxisType To) const;
   bool reporting(DiagKind K) const { return H && H->isEnabled(K); }
+  /// Whether \p Axis is checked globally here: global mode, not one of the
+  /// local axes, and not inside an [[spmd::local]] region.
+  bool globalAxis(llvm::StringRef Axis) const {
+    return !LocalRegion && TU.Opts.isGlobalAxis(Axis);
+  }
+  bool globalAxis(AxisId A) const { return globalAxis(TU.Axes.name(A)); }
+  /// Whether ranks are tracked (global mode outside a local region).
+  bool tracksRanks() const { return TU.Opts.Global && !LocalRegion; }
   void report(Problem P);
 
   // The lattice <-> the core's types.
@@ -231,6 +256,8 @@ private:
   const clang::FunctionDecl *FD;
   const TypeAnnotation *Result;
   const MeshAnnotation *Mesh;
+  /// The function is an [[spmd::local]] region (local semantics inside).
+  bool LocalRegion;
   FactArena &Arena;
   const Layout *CurLayout = nullptr;
 

@@ -167,14 +167,24 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   if (F && F->isConflict())
     checkUse(In, X, Axis);
   else if (F && F->knownType()) {
+    if (!Call->expert_mode &&
+        (Call->src.is_shard() || Call->src.kind == TypeKind::Partial))
+      checkUnknownShard(In, X, Axis);
     if (Legal.ok() && !checkShardInput(CE, *Call, In, Axis))
       checkCollectiveInput(CE, *Call, In, Axis);
   } else {
     checkUnknownUse(In, X);
   }
   Value Out = In;
-  Out.set(Axis, AxisFact::known(TU.Opts.Global ? Call->dst : Call->dst.local(),
-                                {CE->getExprLoc(), OriginKind::Collective}));
+  // A gather of a plain V stacks (a new dim), a scatter to V splits one.
+  if (Call->src.kind == TypeKind::Varying ||
+      Call->dst.kind == TypeKind::Varying)
+    if (Call->op != core::Collective::AllReduce &&
+        Call->op != core::Collective::Reinterpret)
+      Out.setRank(std::nullopt);
+  Out.set(Axis,
+          AxisFact::known(globalAxis(Axis) ? Call->dst : Call->dst.local(),
+                          {CE->getExprLoc(), OriginKind::Collective}));
   return Out;
 }
 
@@ -278,19 +288,40 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   if (F && F->isConflict())
     checkUse(In, X, A);
   if (!Have || (F && F->isConflict())) {
-    Out.set(A, AxisFact::known(Want, O));
+    Out.set(A, AxisFact::known(globalAxis(E.Axis) ? E.Type : Want, O));
     return;
   }
   core::TensorType Known, Claimed;
   Known.set(E.Axis, *Have);
   Claimed.set(E.Axis, Want);
+  // Global mode: asserting S(k) gives a V its dim, and contradicts a known
+  // other dim (spec §8.1 step 9).
+  bool GlobalShard = globalAxis(E.Axis) && E.Type.is_shard();
+  std::optional<int> HaveDim = F->shardDim();
+  std::optional<int> Rank = In.rank();
+  auto resolved = [&](int D) { return D < 0 && Rank ? D + *Rank : D; };
+  bool OtherDim = GlobalShard && HaveDim &&
+                  ((*HaveDim < 0) == (E.Type.dim < 0) || Rank) &&
+                  resolved(*HaveDim) != resolved(E.Type.dim);
   core::Result<core::TensorType> R = core::assert_type(Known, Claimed);
-  if (R.ok()) {
-    if (std::optional<PerAxisType> N = R->get(E.Axis))
-      Out.set(A, AxisFact::known(*N, O));
+  if (R.ok() && !OtherDim) {
+    if (std::optional<PerAxisType> N = R->get(E.Axis)) {
+      AxisFact NF = AxisFact::known(*N, O);
+      if (GlobalShard && N->kind == TypeKind::Varying)
+        NF = AxisFact::known(E.Type, O);
+      Out.set(A, NF);
+    }
     return;
   }
-  Out.set(A, AxisFact::known(Want, O));
+  if (OtherDim) {
+    core::TypeError Err;
+    Err.axis = E.Axis;
+    Err.message = "it is sharded on dim " + std::to_string(*HaveDim) +
+                  ", not " + std::to_string(E.Type.dim);
+    R = Err;
+    Have = types::S(*HaveDim);
+  }
+  Out.set(A, AxisFact::known(GlobalShard ? E.Type : Want, O));
   Problem P;
   P.Kind = DiagKind::AssertType;
   P.Code = ProblemCode::AssertMismatch;
@@ -303,7 +334,7 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   P.Actual = *Have;
   P.Origins.push_back({X, *Have, F->originOf(*Have)});
   P.Error = R.error();
-  if (reporting(P.Kind))
+  if (reporting(P.Kind) && !OtherDim)
     P.Fix = conversion(X, *Have, E.Type);
   report(std::move(P));
 }

@@ -96,12 +96,7 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
     return Value::unknown();
   }
   Value Out = resultOf(R, Ops, CE->getExprLoc());
-  propagateShards(
-      CE, Name, Ops,
-      Ops.Core.size() == Ops.Sources.size() &&
-          llvm::all_of(Ops.Sources,
-                       [](const OperandSource &S) { return S.E != nullptr; }),
-      Out);
+  propagateShards(CE, Name, Args, Ops, Out);
   if (Mutated)
     return applyInPlace(CE, Name, Mutated, Out);
   return Out;
@@ -188,10 +183,8 @@ Value Transfer::resultOf(const InferVerdict &R, const Operands &Ops,
   return Out;
 }
 
-void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
-                            const Operands &Ops, const core::TypeError &Err) {
-  if (!reporting(DiagKind::OpType))
-    return;
+Problem Transfer::opTypeProblem(const CallExpr *CE, const Operands &Ops,
+                                const core::TypeError &Err) {
   Problem P;
   P.Kind = DiagKind::OpType;
   P.Code = ProblemCode::OpType;
@@ -199,16 +192,27 @@ void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
   P.Range = CE->getSourceRange();
   P.Call = CE;
   P.Error = Err;
-  if (!Err.axis.empty()) {
-    AxisId A = axis(Err.axis);
-    P.Axis = A;
-    // Where each operand's type on the failing axis came from (two at most).
-    for (const OperandSource &S : Ops.Sources) {
-      const AxisFact *F = S.E ? S.V.get(A) : nullptr;
-      if (std::optional<PerAxisType> K = F ? F->knownType() : std::nullopt)
-        if (P.Origins.size() < 2)
-          P.Origins.push_back({S.E, *K, F->originOf(*K)});
-    }
+  if (Err.axis.empty())
+    return P;
+  AxisId A = axis(Err.axis);
+  P.Axis = A;
+  // Where each operand's type on the failing axis came from (two at most).
+  for (const OperandSource &S : Ops.Sources) {
+    const AxisFact *F = S.E ? S.V.get(A) : nullptr;
+    if (std::optional<PerAxisType> K = F ? F->knownType() : std::nullopt)
+      if (P.Origins.size() < 2)
+        P.Origins.push_back({S.E, *K, F->originOf(*K)});
+  }
+  return P;
+}
+
+void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
+                            const Operands &Ops, const core::TypeError &Err) {
+  if (!reporting(DiagKind::OpType))
+    return;
+  Problem P = opTypeProblem(CE, Ops, Err);
+  if (P.Axis) {
+    AxisId A = *P.Axis;
     // A repair when converting one operand makes the op legal.
     core::InferenceContext IC = inferenceContext();
     for (size_t I = 0; I < Ops.Sources.size() && !P.Fix; ++I) {

@@ -182,6 +182,14 @@ public:
 
   bool isOpen() const { return Open; }
   void setOpen(bool O) { Open = O; }
+  /// The tensor's rank when known (global mode: from an spmd::rank
+  /// annotation, a factory's shape or a shape op), else nullopt.
+  std::optional<int> rank() const {
+    return Rank < 0 ? std::nullopt : std::optional<int>(Rank);
+  }
+  void setRank(std::optional<int> R) {
+    Rank = R && *R >= 0 && *R < 64 ? int8_t(*R) : int8_t(-1);
+  }
   bool isTop() const { return IsTop; }
   llvm::ArrayRef<Entry> axes() const { return Axes; }
 
@@ -240,11 +248,13 @@ public:
     }
     Axes = std::move(Out);
     Open = Open || O.Open;
+    if (Rank != O.Rank)
+      Rank = -1;
   }
   /// Equality of the facts (the type sets, not their origins): what decides
   /// whether the dataflow has converged.
   friend bool operator==(const Value &X, const Value &Y) {
-    if (X.Open != Y.Open || X.IsTop != Y.IsTop ||
+    if (X.Open != Y.Open || X.IsTop != Y.IsTop || X.Rank != Y.Rank ||
         X.Axes.size() != Y.Axes.size())
       return false;
     for (size_t I = 0; I < X.Axes.size(); ++I)
@@ -260,6 +270,7 @@ private:
   llvm::SmallVector<Entry, 2> Axes; // sorted by AxisId
   bool Open = true;
   bool IsTop = false;
+  int8_t Rank = -1; // -1: unknown
 };
 
 } // namespace spmd::plugin

@@ -567,6 +567,18 @@ std::vector<InferRow> AxisSetRows() {
       Ok("complete_under_mesh", "add",
          {Ten("{dp: V, tp: R}", 0), Ten("{dp: R, tp: R}", 1)}, "{dp: V, tp: R}",
          Mesh({"dp", "tp"})),
+      // addmm(self, m1, m2) with m2 lacking the axis (permissive, skipped):
+      // self stays the added term, so R + P is still rejected (it was
+      // typed as the product R * P = P).
+      Err("permissive_addmm_missing_factor_keeps_self_added", "addmm",
+          {Ten("{tp: R}", 0), Ten("{tp: P}", 1), Ten("{}", 2)}, {}, "tp",
+          Permissive()),
+      Ok("permissive_addmm_missing_self_is_product", "addmm",
+         {Ten("{}", 0), Ten("{tp: P}", 1), Ten("{tp: R}", 2)}, "{tp: P}",
+         Permissive()),
+      Ok("permissive_addmm_missing_factor_P_plus_P", "addmm",
+         {Ten("{tp: P}", 0), Ten("{tp: P}", 1), Ten("{}", 2)}, "{tp: P}",
+         Permissive()),
       Ok("permissive_disjoint_axes_union", "add",
          {Ten("{tp: V}", 0), Ten("{dp: R}", 1)}, "{dp: R, tp: V}",
          Permissive()),

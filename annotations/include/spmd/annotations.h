@@ -75,6 +75,15 @@ struct Axis {
   constexpr AxisType operator=(PerAxisType type) const { return {name, type}; }
 };
 
+/// A tensor's rank (number of dims), as an entry of `[[spmd::type(...)]]`:
+/// `SPMD_TYPE(tp = S(-1), spmd::rank(3))`. Global mode needs it to tell
+/// S(-1) from S(2) where the code does not show the rank (docs/plugin.md).
+struct Rank {
+  int ndim;
+};
+/// `spmd::rank(n)`: the annotated tensor has n dims.
+constexpr Rank rank(int ndim) { return Rank{ndim}; }
+
 }  // namespace spmd
 
 /// Declares a mesh axis constant: `SPMD_AXIS(dp);` gives
@@ -109,6 +118,10 @@ struct Axis {
 /// `SPMD_AXIS_SIZE(tp)`: the function returns the number of ranks of axis
 /// `tp` (size-1 bypass guards such as `if (tp_size() == 1) return x;`).
 #define SPMD_AXIS_SIZE(axis) [[spmd::axis_size(axis)]]
+/// `SPMD_LOCAL`: in global mode, a local region (spec §12.3's local_map):
+/// the body is checked with local semantics; the function's [[spmd::type]]
+/// annotations (S(i) allowed) are checked at calls and stamp its result.
+#define SPMD_LOCAL [[spmd::local]]
 #else
 #define SPMD_WHEN(...)
 #define SPMD_UNLESS(...)
@@ -117,6 +130,7 @@ struct Axis {
 #define SPMD_MESH(...)
 #define SPMD_OP(...)
 #define SPMD_UNCHECKED
+#define SPMD_LOCAL
 #endif
 
 #endif  // SPMD_ANNOTATIONS_H

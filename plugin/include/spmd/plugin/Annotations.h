@@ -1,10 +1,10 @@
 //===- Annotations.h - parsed [[spmd::...]] attributes ----------*- C++ -*-===//
 //
 // The SPMD attributes ([[spmd::type]], [[spmd::mesh]], [[spmd::op]],
-// [[spmd::unchecked]]) are parsed by ParsedAttrInfo handlers registered by
-// this library and stored here, in the checker's own table, instead of being
-// attached to the AST: the AST that code generation sees is unchanged, so
-// object files are identical with and without the plugin.
+// [[spmd::unchecked]], [[spmd::local]]) are parsed by ParsedAttrInfo handlers
+// registered by this library and stored here, in the checker's own table,
+// instead of being attached to the AST: the AST that code generation sees is
+// unchanged, so object files are identical with and without the plugin.
 //
 // Entries are keyed by the declaration's source location. Template
 // instantiations (and the parameters and locals inside them) carry the
@@ -18,8 +18,11 @@
 
 #include "clang/AST/Decl.h"
 #include "clang/Basic/SourceLocation.h"
+#include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <spmd/annotations.h>
 #include <spmd/core/propagation.h>
@@ -44,6 +47,8 @@ struct AxisEntry {
 struct TypeAnnotation {
   llvm::SmallVector<AxisEntry, 4> Entries;
   clang::SourceLocation Loc; ///< the attribute
+  /// The tensor's rank from an `spmd::rank(n)` entry, or -1.
+  int Rank = -1;
   /// The entry for \p Axis, or null.
   const AxisEntry *entry(llvm::StringRef Axis) const;
   /// "{dp: R, tp: S(0)}" as written.
@@ -81,6 +86,7 @@ public:
   void setMesh(const clang::Decl *D, MeshAnnotation A);
   void setOpClass(const clang::Decl *D, core::OpClass C);
   void setUnchecked(const clang::Decl *D);
+  void setLocal(const clang::Decl *D);
   void setAxisSize(const clang::Decl *D, std::string Axis);
   void addWhen(const clang::Decl *D, WhenAnnotation W);
 
@@ -97,6 +103,9 @@ public:
   /// [[spmd::op(kind)]] on a callable data member or local variable.
   std::optional<core::OpClass> opClassOfCallable(const clang::ValueDecl *D) const;
   bool isUnchecked(const clang::FunctionDecl *FD) const;
+  /// Whether \p FD is a local region ([[spmd::local]]): its body is checked
+  /// with local semantics in global mode, its annotations are the boundary.
+  bool isLocal(const clang::FunctionDecl *FD) const;
   /// The axis whose size \p FD returns ([[spmd::axis_size(axis)]]), or null.
   const std::string *axisSizeOf(const clang::FunctionDecl *FD) const;
   /// The [[spmd::when]] / [[spmd::unless]] annotations of \p FD's result
@@ -115,21 +124,47 @@ public:
   bool isAnnotatedFunction(const clang::FunctionDecl *FD) const;
   bool empty() const {
     return Types.empty() && Meshes.empty() && Ops.empty() &&
-           Unchecked.empty() && AxisSizes.empty() && Whens.empty();
+           Unchecked.empty() && AxisSizes.empty() && Local.empty() &&
+           Imported.empty() && Whens.empty();
   }
+
+  /// Precompiled headers and modules: Clang does not keep plugin attributes
+  /// in an AST file, so the table of the compilation that writes one is
+  /// saved beside it (annotationsFileFor) and read back by the compilations
+  /// that load it. Declarations are identified by kind, file, line and
+  /// column, the same on both sides.
+  ///
+  /// Writes the entries declared in files (not the main file's own locals).
+  void write(llvm::raw_ostream &OS, const clang::SourceManager &SM) const;
+  /// Adds the entries written by write(); looked up lazily for declarations
+  /// loaded from an AST file. False (with \p Err) for a malformed file.
+  bool read(llvm::StringRef Text, const clang::SourceManager &SM,
+            std::string &Err);
+  /// The annotations file kept beside the AST file \p ASTFile.
+  static std::string annotationsFileFor(llvm::StringRef ASTFile);
 
 private:
   using Key = std::pair<unsigned, unsigned>; // (decl kind, location)
   static Key key(const clang::Decl *D);
   template <typename MapT>
-  static auto lookup(const MapT &M, const clang::Decl *D)
+  auto lookup(const MapT &M, const clang::Decl *D) const
       -> decltype(&M.begin()->second);
+  /// Moves the imported entries of \p D (loaded from an AST file) into the
+  /// tables, once per declaration.
+  void resolveImported(const clang::Decl *D) const;
 
-  llvm::DenseMap<Key, TypeAnnotation> Types;
-  llvm::DenseMap<Key, MeshAnnotation> Meshes;
-  llvm::DenseMap<Key, core::OpClass> Ops;
-  llvm::DenseMap<Key, bool> Unchecked;
-  llvm::DenseMap<Key, std::string> AxisSizes;
+  // Mutable: imported entries move in on first lookup (resolveImported).
+  mutable llvm::DenseMap<Key, TypeAnnotation> Types;
+  mutable llvm::DenseMap<Key, MeshAnnotation> Meshes;
+  mutable llvm::DenseMap<Key, core::OpClass> Ops;
+  mutable llvm::DenseMap<Key, bool> Unchecked;
+  mutable llvm::DenseMap<Key, bool> Local;
+  mutable llvm::DenseMap<Key, std::string> AxisSizes;
+  /// Read from annotations files, by "kind:file:line:col": one line of
+  /// write()'s format each, without the key.
+  mutable llvm::StringMap<llvm::SmallVector<std::string, 1>> Imported;
+  mutable llvm::DenseSet<Key> Resolved;
+  const clang::SourceManager *ImportSM = nullptr;
   llvm::DenseMap<Key, llvm::SmallVector<WhenAnnotation, 1>> Whens;
   std::vector<const clang::Decl *> WhenDecls, TypedDecls;
 };

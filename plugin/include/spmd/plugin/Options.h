@@ -10,6 +10,7 @@
 #define SPMD_PLUGIN_OPTIONS_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <array>
@@ -61,6 +62,15 @@ struct Options {
   /// collectives check it, ops propagate it (core sharding_propagation.h),
   /// and a known shard is not accepted where a pending sum P is expected.
   bool Global = false;
+  /// With Global: the mesh axes that keep local semantics (spec §12.5's
+  /// local_axes; S(i) on them reads as V, nothing is propagated).
+  std::vector<std::string> LocalAxes;
+  /// Whether \p Axis is checked globally.
+  bool isGlobalAxis(llvm::StringRef Axis) const {
+    return Global && llvm::none_of(LocalAxes, [&](const std::string &L) {
+             return Axis == L;
+           });
+  }
   /// Analyse functions declared in system headers too (off: they are skipped,
   /// which keeps the cost on libtorch-including files near zero).
   bool AnalyzeSystemHeaders = false;
