@@ -21,7 +21,7 @@ Tensor through_pointer([[spmd::type(tp = V)]] const Tensor& x) {
 Tensor through_deref([[spmd::type(tp = P)]] const Tensor& p,
                      [[spmd::type(tp = R)]] const Tensor& r) {
   Tensor (*fn)(const Tensor&) = reduce;
-  return (*fn)(p) + r; // expected-error {{__add__: Invariant type on axis tp cannot mix}} strict-error {{Invariant}} strict-warning {{unknown SPMD type}}
+  return (*fn)(p) + r; // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{Invariant}} strict-warning {{unknown SPMD type}}
 }
 
 [[spmd::type(tp = I)]]
