@@ -213,8 +213,8 @@ const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
   return nullptr;
 }
 
-llvm::ArrayRef<WhenAnnotation> AnnotationTable::whensOf(const FunctionDecl *FD,
-                                                        int Param) const {
+llvm::ArrayRef<WhenAnnotation>
+AnnotationTable::whensOf(const FunctionDecl *FD, int Param) const {
   if (Whens.empty() || !FD)
     return {};
   for (const FunctionDecl *C : candidates(FD)) {
@@ -379,16 +379,7 @@ std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
 
 namespace {
 
-enum class AttrWhich {
-  Type,
-  Mesh,
-  Op,
-  Unchecked,
-  AxisSize,
-  Local,
-  When,
-  Unless
-};
+enum class AttrWhich { Type, Mesh, Op, Unchecked, AxisSize, Local, When, Unless };
 
 const char *attrName(AttrWhich W) {
   switch (W) {
@@ -859,12 +850,12 @@ constexpr ParsedAttrInfo::Spelling OpSpellings[] = {
 constexpr ParsedAttrInfo::Spelling AxisSizeSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::axis_size"},
     {ParsedAttr::AS_CXX11, "axis_size"}};
+constexpr ParsedAttrInfo::Spelling LocalSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::local"}, {ParsedAttr::AS_CXX11, "local"}};
 constexpr ParsedAttrInfo::Spelling WhenSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::when"}, {ParsedAttr::AS_CXX11, "when"}};
 constexpr ParsedAttrInfo::Spelling UnlessSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::unless"}, {ParsedAttr::AS_CXX11, "unless"}};
-constexpr ParsedAttrInfo::Spelling LocalSpellings[] = {
-    {ParsedAttr::AS_CXX11, "spmd::local"}, {ParsedAttr::AS_CXX11, "local"}};
 constexpr ParsedAttrInfo::Spelling UncheckedSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::unchecked"},
     {ParsedAttr::AS_CXX11, "unchecked"}};
@@ -882,14 +873,14 @@ struct AxisSizeAttrInfo : SpmdAttrInfo {
   AxisSizeAttrInfo()
       : SpmdAttrInfo(AttrWhich::AxisSize, AxisSizeSpellings, 0, 15) {}
 };
+struct LocalAttrInfo : SpmdAttrInfo {
+  LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 0) {}
+};
 struct WhenAttrInfo : SpmdAttrInfo {
   WhenAttrInfo() : SpmdAttrInfo(AttrWhich::When, WhenSpellings, 0, 15) {}
 };
 struct UnlessAttrInfo : SpmdAttrInfo {
   UnlessAttrInfo() : SpmdAttrInfo(AttrWhich::Unless, UnlessSpellings, 0, 15) {}
-};
-struct LocalAttrInfo : SpmdAttrInfo {
-  LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 0) {}
 };
 struct UncheckedAttrInfo : SpmdAttrInfo {
   UncheckedAttrInfo()
@@ -905,13 +896,13 @@ ParsedAttrInfoRegistry::Add<OpAttrInfo>
 ParsedAttrInfoRegistry::Add<AxisSizeAttrInfo>
     RegisterAxisSize("spmd::axis_size",
                      "the function returns the number of ranks of an axis");
+ParsedAttrInfoRegistry::Add<LocalAttrInfo>
+    RegisterLocal("spmd::local",
+                  "a local region in global mode (local_map, spec 12.3)");
 ParsedAttrInfoRegistry::Add<WhenAttrInfo>
     RegisterWhen("spmd::when", "types of an instance whose flag is true");
 ParsedAttrInfoRegistry::Add<UnlessAttrInfo>
     RegisterUnless("spmd::unless", "types of an instance whose flag is false");
-ParsedAttrInfoRegistry::Add<LocalAttrInfo>
-    RegisterLocal("spmd::local",
-                  "a local region in global mode (local_map, spec 12.3)");
 ParsedAttrInfoRegistry::Add<UncheckedAttrInfo>
     RegisterUnchecked("spmd::unchecked", "skip the body of a function");
 

@@ -109,6 +109,10 @@ constexpr Rank rank(int ndim) { return Rank{ndim}; }
 #define SPMD_OP(...) [[spmd::op(__VA_ARGS__)]]
 /// `SPMD_UNCHECKED`: skip the body of this function.
 #define SPMD_UNCHECKED [[spmd::unchecked]]
+/// `SPMD_LOCAL`: in global mode, a local region (spec §12.3's local_map):
+/// the body is checked with local semantics; the function's [[spmd::type]]
+/// annotations (S(i) allowed) are checked at calls and stamp its result.
+#define SPMD_LOCAL [[spmd::local]]
 /// `SPMD_WHEN(flag, tp = I)`: on a method or its parameter, the types of an
 /// instance whose bool data member `flag` is true (a layout flag such as
 /// `gather_output_`), replacing the SPMD_TYPE entries of the axes listed.
@@ -118,10 +122,6 @@ constexpr Rank rank(int ndim) { return Rank{ndim}; }
 /// `SPMD_AXIS_SIZE(tp)`: the function returns the number of ranks of axis
 /// `tp` (size-1 bypass guards such as `if (tp_size() == 1) return x;`).
 #define SPMD_AXIS_SIZE(axis) [[spmd::axis_size(axis)]]
-/// `SPMD_LOCAL`: in global mode, a local region (spec §12.3's local_map):
-/// the body is checked with local semantics; the function's [[spmd::type]]
-/// annotations (S(i) allowed) are checked at calls and stamp its result.
-#define SPMD_LOCAL [[spmd::local]]
 #else
 #define SPMD_WHEN(...)
 #define SPMD_UNLESS(...)

@@ -204,6 +204,17 @@ void typecheck_global(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
 
   // In-place / out= targets (spec §6.11): the local map follows the local
   // rule; the shard information is the op's result.
+  // Only a V axis can shard a dim (§12.1): where the local rule made the
+  // result R, I or P (a factory such as new_zeros), its shard is dropped.
+  if (r.ok()) {
+    core::GlobalType& g = r.value().type;
+    for (const auto& [axis, t] : g.local.map()) {
+      if (t.kind == core::TypeKind::Varying) continue;
+      g.unknown_shards.erase(axis);
+      if (g.spec && g.spec->dim_of(axis)) g.spec = g.spec->without(axis);
+    }
+    if (g.spec && g.spec->all_none()) g.spec.reset();
+  }
   std::vector<core::GlobalType> mutated_after;
   std::optional<core::TypeError> error;
   if (!r.ok()) error = r.error();

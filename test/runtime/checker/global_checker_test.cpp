@@ -354,6 +354,9 @@ TEST(GlobalChecker, UnknownShardIsReportedInStrictMode) {
   EXPECT_FALSE(get_partition_spec(y).has_value());
   assert_type(y, {tp = S(0)});
   EXPECT_EQ(gtype(y), "{tp: S(0)} PartitionSpec(tp)");
+  // A factory on a sharded tensor gives R: no shard to track.
+  at::Tensor z = S0({4, 4}).new_zeros({3});
+  EXPECT_EQ(gtype(z), "{tp: R}");
 }
 
 TEST(GlobalChecker, InPlaceKeepsOrChecksTheShard) {

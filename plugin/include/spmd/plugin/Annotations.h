@@ -165,7 +165,7 @@ private:
   mutable llvm::StringMap<llvm::SmallVector<std::string, 1>> Imported;
   mutable llvm::DenseSet<Key> Resolved;
   const clang::SourceManager *ImportSM = nullptr;
-  llvm::DenseMap<Key, llvm::SmallVector<WhenAnnotation, 1>> Whens;
+  mutable llvm::DenseMap<Key, llvm::SmallVector<WhenAnnotation, 1>> Whens;
   std::vector<const clang::Decl *> WhenDecls, TypedDecls;
 };
 

@@ -1,0 +1,61 @@
+// mesh_lifetime_test.cpp - a MeshGuard shares ownership of its mesh: the
+// mesh object may be destroyed (or reassigned) while the guard lives
+// (issue 17: this was a use-after-free).
+#include "runtime_test_util.h"
+
+namespace spmd {
+namespace {
+
+SPMD_AXIS(dp);
+SPMD_AXIS(tp);
+
+using namespace spmd::types;
+using testing::run_ranks;
+using testing::TensorEq;
+
+TEST(MeshLifetime, CurrentMeshIsTheGuardedObjectWhileItLives) {
+  auto world = World::fake(1, 4);
+  DeviceMesh mesh(world, {{tp, 4}});
+  MeshGuard guard(mesh);
+  EXPECT_EQ(current_mesh(), &mesh);
+}
+
+TEST(MeshLifetime, DestroyedMeshStaysCurrentThroughTheGuardsCopy) {
+  auto world = World::fake(1, 4);
+  auto mesh =
+      std::make_unique<DeviceMesh>(world, std::vector<MeshDim>{{tp, 4}});
+  MeshGuard guard(*mesh);
+  mesh.reset();
+  ASSERT_NE(current_mesh(), nullptr);
+  EXPECT_EQ(current_mesh()->to_string(), "DeviceMesh(tp=4)");
+  EXPECT_EQ(resolve_axis("tp").local_rank, 1);
+  {
+    // An inner guard on another mesh, then back to the copy.
+    DeviceMesh inner(world, {{dp, 2}, {tp, 2}});
+    MeshGuard g2(inner);
+    EXPECT_EQ(current_mesh(), &inner);
+  }
+  EXPECT_EQ(current_mesh()->to_string(), "DeviceMesh(tp=4)");
+}
+
+TEST(MeshLifetime, ReassignedMeshLeavesTheGuardOnTheOldValue) {
+  auto world = World::fake(0, 4);
+  DeviceMesh mesh(world, {{tp, 4}});
+  MeshGuard guard(mesh);
+  mesh = DeviceMesh(world, {{dp, 2}, {tp, 2}});
+  EXPECT_EQ(current_mesh()->to_string(), "DeviceMesh(tp=4)");
+}
+
+TEST(MeshLifetime, CollectivesWorkAfterTheMeshIsDestroyed) {
+  run_ranks(2, [](const std::shared_ptr<World>& world) {
+    auto mesh =
+        std::make_unique<DeviceMesh>(world, std::vector<MeshDim>{{tp, 2}});
+    MeshGuard guard(*mesh);
+    mesh.reset();
+    EXPECT_TRUE(
+        TensorEq(all_reduce(at::ones({2}), tp, P, R), at::full({2}, 2.0f)));
+  });
+}
+
+}  // namespace
+}  // namespace spmd
