@@ -157,6 +157,17 @@ const TypeAnnotation *LayoutTable::typeIn(const FunctionDecl *FD, int Param,
   return It->second->Entries.empty() ? nullptr : It->second.get();
 }
 
+SourceLocation LayoutTable::whereDecided(const FunctionDecl *FD, int Param,
+                                         const Layout &L) {
+  const LayoutFlags &LF = flagsOf(FD);
+  for (const WhenAnnotation &W : Table.whensOf(FD, Param)) {
+    int K = LF.indexOf(resolve(FD, W.Flag));
+    if (K >= 0 && (L.Known >> K & 1) && bool(L.Values >> K & 1) == W.Value)
+      return L.Where[K];
+  }
+  return SourceLocation();
+}
+
 //===----------------------------------------------------------------------===//
 // Conditions on flags
 //===----------------------------------------------------------------------===//
@@ -514,8 +525,7 @@ Layout LayoutTable::layoutOfInstance(const FunctionDecl *FD,
     L.Known |= 1u << I;
     if (*Agreed)
       L.Values |= 1u << I;
-    if (L.Where.isInvalid())
-      L.Where = FirstWhere;
+    L.Where[I] = FirstWhere;
   }
   return L;
 }
@@ -523,6 +533,13 @@ Layout LayoutTable::layoutOfInstance(const FunctionDecl *FD,
 //===----------------------------------------------------------------------===//
 // Checks at the end of the translation unit
 //===----------------------------------------------------------------------===//
+
+/// Types as the user wrote them (`bool`, not `_Bool`).
+static PrintingPolicy printing(const ASTContext &Ctx) {
+  PrintingPolicy PP = Ctx.getPrintingPolicy();
+  PP.Bool = true;
+  return PP;
+}
 
 static bool sameType(const TypeAnnotation &A, const TypeAnnotation &B) {
   if (A.Entries.size() != B.Entries.size())
@@ -585,7 +602,8 @@ void LayoutTable::validate(DiagnosticsEngine &DE) {
       Error(W.FlagLoc, "'%0' names '%1', which is not a bool data member of "
                        "'%2'%3")
           << Attr << W.Flag << MD->getParent()->getName()
-          << (Any ? " (it has type '" + Any->getType().getAsString() + "')"
+          << (Any ? " (it has type '" +
+                        Any->getType().getAsString(printing(Ctx)) + "')"
                   : std::string());
     }
   }
@@ -671,7 +689,7 @@ void LayoutTable::validate(DiagnosticsEngine &DE) {
     Warn(Own->Loc, "'spmd::type' on %0 has no effect: its type '%1' is not a "
                    "tensor or a container of tensors, which is all the checker "
                    "tracks; remove the annotation")
-        << Name << T.getAsString();
+        << Name << T.getAsString(printing(Ctx));
   }
 }
 

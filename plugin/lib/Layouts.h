@@ -21,6 +21,7 @@
 #include "clang/AST/Expr.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,8 +42,8 @@ struct LayoutFlags {
 /// Flags[i]'s value is known, bit i of Values is that value.
 struct Layout {
   uint32_t Known = 0, Values = 0;
-  /// Where a value was decided (a constructor argument), for notes.
-  clang::SourceLocation Where;
+  /// Per flag: where its value was decided (a constructor argument).
+  std::array<clang::SourceLocation, 4> Where;
   bool complete(unsigned N) const {
     return Known == (N >= 32 ? ~0u : (1u << N) - 1);
   }
@@ -78,6 +79,11 @@ public:
                           const clang::Expr *Instance,
                           const clang::FunctionDecl *CurrentFD,
                           const Layout *Current);
+
+  /// Where the value of a flag that parameter \p Param (-1: the result) of
+  /// \p FD depends on was decided in \p L, or an invalid location.
+  clang::SourceLocation whereDecided(const clang::FunctionDecl *FD, int Param,
+                                     const Layout &L);
 
   /// The value of the condition \p Cond in layout \p L of \p FD (`flag_`,
   /// `!flag_`, `this->flag_ == false`), or nullopt.

@@ -418,7 +418,7 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
       continue; // only tensors are tracked
     Destination D;
     if (CallLayout && A != TU.Table.paramOf(Callee, PI))
-      D.LayoutLoc = CallLayout->Where;
+      D.LayoutLoc = TU.Layouts.whereDecided(Callee, int(PI), *CallLayout);
     D.Kind = Destination::Argument;
     D.Callee = Callee;
     D.ParamIndex = PI;
@@ -608,10 +608,13 @@ Resolved:
       return evalTensorOp(CE, Holder->getNameAsString(), nullptr, Args, C);
   if (!Target)
     return std::nullopt;
+  if (!TU.Table.resultOf(Target))
+    if (std::optional<core::OpClass> C = TU.Table.opClassOf(Target))
+      return evalTensorOp(CE, Target->getNameAsString(), nullptr, Args, *C);
   if (TU.isAnnotated(Target))
     return callAnnotated(CE, Target, Args);
-  if (Target->getIdentifier() && (isInTopNamespace(Target, "at") ||
-                                  isInTopNamespace(Target, "torch")))
+  if (Target->getIdentifier() &&
+      (isInTopNamespace(Target, "at") || isInTopNamespace(Target, "torch")))
     return evalTensorOp(CE, Target->getName().str(), nullptr, Args);
   return std::nullopt;
 }

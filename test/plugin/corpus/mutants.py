@@ -243,6 +243,44 @@ MUTANTS = [
               "its partial output (reported where the pending sum is "
               "returned as reduced)",
          typeable=True, expected="caught"),
+    # ---- sequence parallelism chosen by a flag (sp_block.cpp) ----
+    dict(id="flag_sp_column", file="sp_block.cpp",
+         original="""                              /*sequence_parallel=*/true, args));""",
+         replacement="""                              /*sequence_parallel=*/false, args));""",
+         at="""    auto qkv = qkv_(h);""",
+         desc="fused QKV projection built without sequence parallelism in a "
+              "sequence-parallel block: the token-split input is not "
+              "all-gathered",
+         typeable=True, expected="caught"),
+    dict(id="flag_sp_row", file="sp_block.cpp",
+         original="""        "out", SPRowLinear(model.hidden, model.hidden,
+                           /*sequence_parallel=*/true, args));""",
+         replacement="""        "out", SPRowLinear(model.hidden, model.hidden,
+                           /*sequence_parallel=*/false, args));""",
+         at="""    return x + out_->forward(context);""",
+         desc="output projection built without sequence parallelism: the "
+              "all-reduced output is added to a token-split residual",
+         typeable=True, expected="caught"),
+    dict(id="sp_all_reduce_instead_of_scatter", file="sp_block.cpp",
+         original="""      return spmd::reduce_scatter(partial, tp, P, S(0));""",
+         replacement="""      return spmd::all_reduce(partial, tp, P, I);""",
+         desc="the sequence-parallel layout all-reduces instead of "
+              "reduce-scattering onto the tokens",
+         typeable=True, expected="caught"),
+    dict(id="sp_missing_gather", file="sp_block.cpp",
+         original="""      total = spmd::all_gather(x, tp, S(0), R);  // the whole sequence""",
+         replacement="""      total = x;  // the whole sequence""",
+         at="""    return torch::linear(total, weight_, bias_);""",
+         desc="the token-split input fed to the column-parallel matmul "
+              "without gathering the sequence (needs shard tracking: "
+              "S(0) times a weight split on its rows)",
+         typeable=True, expected="missed"),
+    dict(id="sp_guard_wrong_axis", file="sp_block.cpp",
+         original="""    if (args_.tp_size() == 1) return partial;""",
+         replacement="""    if (args_.dp_size() == 1) return partial;""",
+         desc="the size-1 bypass tests the dp group: on a data-parallel "
+              "run of size 1 the tp partial sum is returned unreduced",
+         typeable=True, expected="caught"),
 ]
 
 EXPECTED_FALSE_ALARMS = [
