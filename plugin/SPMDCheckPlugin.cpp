@@ -22,9 +22,9 @@ namespace {
 
 class SPMDCheckAction : public PluginASTAction {
 public:
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI,
                                                  llvm::StringRef) override {
-    return spmd::plugin::createSPMDCheckConsumer(Opts);
+    return spmd::plugin::createSPMDCheckConsumer(Opts, CI);
   }
 
   bool ParseArgs(const CompilerInstance &CI,

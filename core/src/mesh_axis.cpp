@@ -86,6 +86,12 @@ bool MeshAxis::is_sub_axis_of(const MeshAxis& other) const {
   return std::includes(theirs.begin(), theirs.end(), mine.begin(), mine.end());
 }
 
+long MeshAxis::max_stride() const {
+  long m = 0;
+  for (const auto& a : atoms_) m = std::max(m, a.second);
+  return m;
+}
+
 std::string MeshAxis::to_string() const {
   if (atoms_.empty()) return "(1:1)";
   std::string sizes, strides;

@@ -3,6 +3,8 @@
 // fix suggestions of §9.4.
 #include <spmd/core/propagation.h>
 
+#include <spmd/core/mesh_region.h>
+
 #include <algorithm>
 #include <initializer_list>
 #include <set>
@@ -609,6 +611,22 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
   }
   for (std::size_t i = 0; i < collected.size(); ++i) collected[i].index = i;
 
+  // Cross-mesh lift (spec §6.2): operands typed on another mesh.
+  if (ctx.axis_table && ctx.mesh_axes) {
+    for (Collected& c : collected) {
+      if (c.weak) continue;
+      Result<TensorType> lifted =
+          lift_to_mesh(c.type, *ctx.mesh_axes, *ctx.axis_table);
+      if (!lifted.ok()) {
+        TypeError e = lifted.error();
+        e.message = op_name + ": args[" + std::to_string(c.index) + "] " +
+                    e.message;
+        return e;
+      }
+      c.type = std::move(lifted).value();
+    }
+  }
+
   // Factories (spec §6.10).
   const bool mesh_set = ctx.mesh_axes.has_value();
   auto mesh_replicate = [&] {
@@ -665,6 +683,13 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
               " = R}) or an "
               "[[spmd::type(" +
               axis + " = ...)]] annotation";
+      if (ctx.axis_table) {  // §9.5
+        std::vector<TensorType> types;
+        for (const Collected& k : collected)
+          if (!k.weak) types.push_back(k.type);
+        std::string hint = axis_mismatch_hint(types, *ctx.axis_table);
+        if (!hint.empty()) e.notes.push_back("Hint: " + hint);
+      }
       return e;
     }
     if (present.empty()) continue;  // permissive: no operand has the axis

@@ -275,6 +275,27 @@ const CallExpr *forwardedCall(const FunctionDecl *FD, TypeClassifier &Types) {
   return dyn_cast<CallExpr>(skipTransparent(E, Types));
 }
 
+void argumentsByParameter(const Expr *Call, const FunctionDecl *Callee,
+                          llvm::SmallVectorImpl<const Expr *> &Out) {
+  Out.clear();
+  llvm::ArrayRef<const Expr *> Args;
+  if (const auto *CE = dyn_cast<CallExpr>(Call))
+    Args = llvm::ArrayRef(CE->getArgs(), CE->getNumArgs());
+  else if (const auto *CCE = dyn_cast<CXXConstructExpr>(Call))
+    Args = llvm::ArrayRef(CCE->getArgs(), CCE->getNumArgs());
+  if (!Callee)
+    return;
+  // Only an operator call passes the object of an implicit-object or static
+  // member as an argument; an explicit object parameter (`this Self&`) takes
+  // it as parameter 0 in every form.
+  const auto *MD = dyn_cast<CXXMethodDecl>(Callee);
+  if (MD && isa<CXXOperatorCallExpr>(Call) &&
+      !MD->isExplicitObjectMemberFunction() && !Args.empty())
+    Args = Args.drop_front();
+  Args = Args.take_front(Callee->getNumParams());
+  Out.append(Args.begin(), Args.end());
+}
+
 bool isEditableRange(const Expr *E) {
   SourceRange R = E->getSourceRange();
   return R.isValid() && !R.getBegin().isMacroID() && !R.getEnd().isMacroID();

@@ -84,6 +84,20 @@ const clang::Expr *seeThroughOptional(const clang::Expr *E,
 const clang::CallExpr *forwardedCall(const clang::FunctionDecl *FD,
                                      TypeClassifier &Types);
 
+/// The argument passed for each parameter of \p Callee at \p Call (a
+/// CallExpr or a CXXConstructExpr): Out[I] is the argument bound to
+/// `Callee->getParamDecl(I)`, in every call form: free and static functions,
+/// member calls (`o.f(a)`: the object is not an argument), operator calls
+/// (`o(a)`, `a + b`: the object of a member operator, also of a C++23
+/// `static operator()`, is argument 0 but no parameter), C++23 explicit
+/// object parameters (`f(this const S&, a)`: the object is parameter 0 in
+/// both `o(a)` and `o.f(a)`), and constructors. Arguments past the last
+/// parameter (C variadics) are dropped; Out is shorter than the parameter
+/// list when trailing parameters have no argument.
+void argumentsByParameter(const clang::Expr *Call,
+                          const clang::FunctionDecl *Callee,
+                          llvm::SmallVectorImpl<const clang::Expr *> &Out);
+
 /// Whether an insertion around \p E can be offered as a fix-it (its range is
 /// valid and not inside a macro).
 bool isEditableRange(const clang::Expr *E);

@@ -68,9 +68,13 @@ AnnotationTable::Key AnnotationTable::key(const Decl *D) {
 }
 
 template <typename MapT>
-auto AnnotationTable::lookup(const MapT &M, const Decl *D)
+auto AnnotationTable::lookup(const MapT &M, const Decl *D) const
     -> decltype(&M.begin()->second) {
-  if (!D || D->getLocation().isInvalid() || M.empty())
+  if (!D || D->getLocation().isInvalid())
+    return nullptr;
+  if (!Imported.empty())
+    resolveImported(D);
+  if (M.empty())
     return nullptr;
   auto It = M.find(key(D));
   return It == M.end() ? nullptr : &It->second;
@@ -166,7 +170,7 @@ AnnotationTable::opClassOf(const FunctionDecl *FD) const {
 }
 
 bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
-  if (Unchecked.empty() || !FD)
+  if ((Unchecked.empty() && Imported.empty()) || !FD)
     return false;
   for (const FunctionDecl *C : candidates(FD, /*Overridden=*/false))
     if (lookup(Unchecked, C))
@@ -175,7 +179,7 @@ bool AnnotationTable::isUnchecked(const FunctionDecl *FD) const {
 }
 
 bool AnnotationTable::isLocal(const FunctionDecl *FD) const {
-  if (Local.empty() || !FD)
+  if ((Local.empty() && Imported.empty()) || !FD)
     return false;
   for (const FunctionDecl *C : candidates(FD, /*Overridden=*/false))
     if (lookup(Local, C))
@@ -184,7 +188,7 @@ bool AnnotationTable::isLocal(const FunctionDecl *FD) const {
 }
 
 const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
-  if (AxisSizes.empty() || !FD)
+  if ((AxisSizes.empty() && Imported.empty()) || !FD)
     return nullptr;
   for (const FunctionDecl *C : candidates(FD))
     if (const std::string *A = lookup(AxisSizes, C))

@@ -49,6 +49,9 @@ public:
   bool VisitDeclRefExpr(DeclRefExpr *E) { return check(E->getDecl()); }
   bool VisitMemberExpr(MemberExpr *E) { return check(E->getMemberDecl()); }
   bool VisitVarDecl(VarDecl *D) { return check(D); }
+  bool VisitCXXConstructExpr(CXXConstructExpr *E) {
+    return E->getConstructor() ? check(E->getConstructor()) : true;
+  }
 
 private:
   bool check(const ValueDecl *D) {

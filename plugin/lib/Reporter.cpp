@@ -3,10 +3,12 @@
 #include "Reporter.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
 
 #include <spmd/core/annotation_rules.h>
+#include <spmd/core/propagation.h>
 
 #include <algorithm>
 #include <tuple>
@@ -52,7 +54,66 @@ std::string oneLine(std::string S) {
   return S;
 }
 
+/// A call's op as the user wrote it, for messages: `operator+` for an
+/// operator call, the callee as spelled in the source (`torch::matmul`,
+/// `x.add_`), else its qualified name (`at::Tensor::add_`) when the
+/// spelling is a macro expansion or too long for one line.
+std::string writtenOpName(const CallExpr *CE, const SourceManager &SM,
+                          const LangOptions &LO) {
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(CE))
+    return std::string("operator") + getOperatorSpelling(Op->getOperator());
+  const Expr *Callee = CE->getCallee()->IgnoreParenImpCasts();
+  SourceRange R = Callee->getSourceRange();
+  if (R.isValid() && !R.getBegin().isMacroID() && !R.getEnd().isMacroID()) {
+    llvm::StringRef Text =
+        Lexer::getSourceText(CharSourceRange::getTokenRange(R), SM, LO);
+    if (!Text.empty() && Text.size() <= 48 && !Text.contains('\n'))
+      return Text.str();
+  }
+  if (const FunctionDecl *FD = CE->getDirectCallee())
+    return FD->getQualifiedNameAsString();
+  return "this call";
+}
+
 } // namespace
+
+/// The core's message for an op problem, with the op named as written. The
+/// core names ops by the names the transfer gives it (`__add__` for `+`,
+/// `.add_` for a method, `matmul`) or their normalized forms; the first of
+/// those names standing as a word in the message is replaced.
+std::string Reporter::opMessage(const Problem &P) const {
+  std::string Msg = oneLine(P.Error->message);
+  if (!P.Call ||
+      (P.Code != ProblemCode::OpType && P.Code != ProblemCode::InPlace))
+    return Msg;
+  llvm::SmallVector<std::string, 3> CoreNames;
+  const FunctionDecl *FD = P.Call->getDirectCallee();
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(P.Call))
+    CoreNames.push_back(core::dunder_for_operator(
+        getOperatorSpelling(Op->getOperator()), P.Call->getNumArgs() == 1));
+  else if (FD && FD->getIdentifier())
+    CoreNames.push_back((isa<CXXMemberCallExpr>(P.Call) ? "." : "") +
+                        FD->getName().str());
+  if (FD && FD->getIdentifier())
+    CoreNames.push_back(FD->getName().str()); // [[spmd::op]] functions
+  if (!CoreNames.empty())
+    CoreNames.push_back(core::classify_op(CoreNames.front()).name);
+  for (const std::string &N : CoreNames) {
+    if (N.empty())
+      continue;
+    for (size_t At = Msg.find(N); At != std::string::npos;
+         At = Msg.find(N, At + 1)) {
+      size_t End = At + N.size();
+      bool Starts = At == 0 || Msg[At - 1] == ' ';
+      bool Ends = End == Msg.size() || Msg[End] == ':' || Msg[End] == ' ';
+      if (Starts && Ends)
+        return Msg.substr(0, At) +
+               writtenOpName(P.Call, SM, TU.Ctx.getLangOpts()) +
+               Msg.substr(End);
+    }
+  }
+  return Msg;
+}
 
 /// The core's advice on an error: its fix and notes, as one note at the
 /// diagnostic (a fix-it of the plugin's own replaces it: advice once).
@@ -198,7 +259,7 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   default:
     break;
   }
-  D.Text = oneLine(P.Error->message);
+  D.Text = opMessage(P);
   if (P.Code != ProblemCode::CollectiveInput)
     return addCoreAdvice(*P.Error, D);
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
@@ -214,7 +275,7 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
 
 void Reporter::renderOpType(const Problem &P, Pending &D) {
   const core::TypeError &Err = *P.Error;
-  D.Text = oneLine(Err.message);
+  D.Text = opMessage(P);
   for (const TypeOrigin &O : P.Origins) {
     Note N = originNote(O, *P.Axis);
     N.Text = describe(O.Operand) + " has " + N.Text;

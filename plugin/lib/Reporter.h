@@ -64,6 +64,7 @@ private:
   bool renderUse(const Problem &P, Pending &D);
 
   void addCoreAdvice(const core::TypeError &E, Pending &D);
+  std::string opMessage(const Problem &P) const;
   Note originNote(const TypeOrigin &O, AxisId Axis) const;
   std::optional<Note> fixItNote(const SuggestedCollective &S,
                                 AxisId Axis) const;

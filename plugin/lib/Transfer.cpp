@@ -239,6 +239,13 @@ Value Transfer::evalUncached(const Expr *E) {
     return elementsOf(Elems);
   }
   if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+    // A constructor with annotated parameters: `Layer l(x);`, `Layer{x}`.
+    if (const CXXConstructorDecl *Ctor = CE->getConstructor();
+        Ctor && TU.isAnnotated(Ctor)) {
+      llvm::SmallVector<const Expr *, 4> Args;
+      argumentsByParameter(CE, Ctor, Args);
+      return callAnnotated(CE, Ctor, Args);
+    }
     if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types))
       return Value::unknown();
     llvm::SmallVector<const Expr *, 4> Elems;
@@ -348,26 +355,14 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
   return Value::unknown();
 }
 
-/// Argument \p I of \p CE is parameter `I - skip` of \p Callee (a member
-/// operator's object is argument 0).
-static unsigned argumentSkip(const CallExpr *CE, const FunctionDecl *Callee) {
-  return isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(Callee) &&
-                 !cast<CXXMethodDecl>(Callee)->isStatic()
-             ? 1
-             : 0;
-}
-
 Value Transfer::evalUserCall(const CallExpr *CE, const FunctionDecl *Callee) {
-  unsigned Skip = argumentSkip(CE, Callee);
   llvm::SmallVector<const Expr *, 4> Args;
-  for (unsigned I = Skip; I < CE->getNumArgs(); ++I)
-    Args.push_back(CE->getArg(I));
+  argumentsByParameter(CE, Callee, Args);
   return callAnnotated(CE, Callee, Args);
 }
 
-Value Transfer::callAnnotated(const CallExpr *CE, const FunctionDecl *Callee,
+Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
                               llvm::ArrayRef<const Expr *> Args) {
-  unsigned Skip = argumentSkip(CE, Callee);
   for (unsigned PI = 0; PI < Args.size(); ++PI) {
     if (PI >= Callee->getNumParams())
       break;
@@ -386,17 +381,25 @@ Value Transfer::callAnnotated(const CallExpr *CE, const FunctionDecl *Callee,
     checkAgainst(eval(Arg), *A, D, Arg);
   }
   if (const TypeAnnotation *R = TU.Table.resultOf(Callee))
-    return declared(*R, {CE->getExprLoc(), OriginKind::CallResult});
-  if (std::optional<core::OpClass> C = TU.Table.opClassOf(Callee)) {
+    return declared(*R, {Call->getExprLoc(), OriginKind::CallResult});
+  const auto *CE = dyn_cast<CallExpr>(Call);
+  if (std::optional<core::OpClass> C = TU.Table.opClassOf(Callee); C && CE) {
+    // The op's operands are the call's own arguments (for a forwarded call,
+    // those of the outer callee); the object is the receiver.
+    const FunctionDecl *Outer = CE->getDirectCallee();
     llvm::SmallVector<const Expr *, 4> Args;
+    argumentsByParameter(CE, Outer, Args);
     const Expr *Receiver = nullptr;
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE))
       Receiver = MC->getImplicitObjectArgument();
-    for (unsigned I = Skip; I < CE->getNumArgs(); ++I)
-      Args.push_back(CE->getArg(I));
+    else if (const auto *MD = dyn_cast_or_null<CXXMethodDecl>(Outer);
+             MD && MD->isExplicitObjectMemberFunction() && !Args.empty())
+      Receiver = Args.front(); // `this Self&`: parameter 0 is the object
+    if (Receiver && Args.size() && Args.front() == Receiver)
+      Args.erase(Args.begin());
     if (Receiver && !Types.isTensor(Receiver->getType()))
       Receiver = nullptr;
-    return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, C);
+    return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, *C);
   }
   return Value::unknown();
 }
@@ -405,8 +408,7 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
                                              const FunctionDecl *Callee) {
   // The outer call's arguments by parameter index of the current callee.
   llvm::SmallVector<const Expr *, 4> Args;
-  for (unsigned I = argumentSkip(CE, Callee); I < CE->getNumArgs(); ++I)
-    Args.push_back(CE->getArg(I));
+  argumentsByParameter(CE, Callee, Args);
   const FunctionDecl *F = Callee;
   for (unsigned Depth = 0; Depth < 4; ++Depth) {
     const CallExpr *Inner = forwardedCall(F, Types);
@@ -415,9 +417,10 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
     const FunctionDecl *G = Inner->getDirectCallee();
     if (!G)
       return std::nullopt;
-    llvm::SmallVector<const Expr *, 4> Next;
-    for (unsigned I = argumentSkip(Inner, G); I < Inner->getNumArgs(); ++I) {
-      const Expr *A = skipTransparent(Inner->getArg(I), Types);
+    llvm::SmallVector<const Expr *, 4> InnerArgs, Next;
+    argumentsByParameter(Inner, G, InnerArgs);
+    for (const Expr *InnerArg : InnerArgs) {
+      const Expr *A = skipTransparent(InnerArg, Types);
       const auto *DRE = dyn_cast<DeclRefExpr>(A);
       const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
       const auto *Owner =

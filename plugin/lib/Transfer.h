@@ -141,10 +141,10 @@ private:
                     const Value &In, Value &Out);
   Value evalUserCall(const clang::CallExpr *CE,
                      const clang::FunctionDecl *Callee);
-  /// A call checked and typed against \p Callee's annotations, with the
-  /// tensor arguments \p Args by parameter index (null: not a tracked
-  /// value, or nothing to check).
-  Value callAnnotated(const clang::CallExpr *CE,
+  /// A call (a CallExpr or a constructor's CXXConstructExpr) checked and
+  /// typed against \p Callee's annotations, with the tensor arguments \p Args
+  /// by parameter index (null: not a tracked value, or nothing to check).
+  Value callAnnotated(const clang::Expr *Call,
                       const clang::FunctionDecl *Callee,
                       llvm::ArrayRef<const clang::Expr *> Args);
   /// A call of a function that only forwards its parameters to another call

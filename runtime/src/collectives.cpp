@@ -27,6 +27,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "call_check.h"
+#include "error_text.h"
 #include "torch_compat.h"
 
 namespace spmd {
@@ -43,6 +45,7 @@ using torch::autograd::variable_list;
 struct Plan : torch::CustomClassHolder {
   CollectiveCall call;  // a primitive: resolved, aliases and routing lowered
   std::string what;     // user-facing name for messages ("all_gather")
+  Collective user_op = Collective::AllReduce;  // what the user called
   std::string axis;
   std::string mesh;
   int64_t n = 1;
@@ -52,6 +55,7 @@ struct Plan : torch::CustomClassHolder {
   std::optional<c10::ScalarType> op_dtype;
   std::optional<c10::ScalarType> out_dtype;
   BackwardOptions backward;
+  bool check = true;  // WorldOptions::check_collectives
 };
 
 [[noreturn]] void shape_error(const Plan& p, const std::string& detail) {
@@ -59,22 +63,41 @@ struct Plan : torch::CustomClassHolder {
                    std::to_string(p.n) + "): " + detail);
 }
 
-// Waits for a c10d work item; communication failures become CollectiveError.
+std::string where(const Plan& p) {
+  std::ostringstream os;
+  os << p.what << " on axis '" << p.axis << "'";
+  return os.str();
+}
+
+// Starts and waits for a c10d work item. c10d and Gloo errors never escape
+// as themselves: a call c10d rejects before communicating and a
+// communication failure (timeout, a peer that exited, a broken connection)
+// both become CollectiveError naming the collective, the axis and the rank.
 void wait(const Plan& p, const char* primitive,
           const std::function<c10::intrusive_ptr<c10d::Work>()>& start) {
+  c10::intrusive_ptr<c10d::Work> work;
   try {
-    auto work = start();
-    work->wait();
+    work = start();
   } catch (const SpmdError&) {
     throw;
   } catch (const std::exception& e) {
     std::ostringstream os;
-    os << p.what << " on axis '" << p.axis << "' failed in c10d " << primitive
-       << " (rank " << p.r << " of " << p.n << " on the axis, " << p.mesh
+    os << where(p) << ": c10d " << primitive
+       << " rejected the call before communicating (rank " << p.r << " of "
+       << p.n << " on the axis, " << p.mesh
+       << "). c10d said: " << detail::error_text(e);
+    throw CollectiveError(os.str());
+  }
+  try {
+    work->wait();
+  } catch (const std::exception& e) {
+    std::ostringstream os;
+    os << where(p) << " failed in c10d " << primitive << " (rank " << p.r
+       << " of " << p.n << " on the axis, " << p.mesh
        << "): a peer did not arrive within the timeout of " << p.timeout.count()
-       << " ms or the connection broke; every rank of the axis must call the "
-          "same collectives in the same order. c10d said: "
-       << e.what();
+       << " ms, exited, or the connection broke; every rank of the axis must "
+          "call the same collectives in the same order. c10d said: "
+       << detail::error_text(e);
     throw CollectiveError(os.str());
   }
 }
@@ -164,6 +187,133 @@ Tensor exchange(const Tensor& x, std::vector<int64_t> out_rows,
 }
 
 // ---------------------------------------------------------------------------
+// Before communicating: the cross-rank consistency check (call_check.h) and
+// what the backend can carry, so that every rank gets a named error instead
+// of a Gloo abort, a corrupted result or a misleading timeout.
+
+bool communicates(Collective op) {
+  return op == Collective::AllReduce || op == Collective::AllGather ||
+         op == Collective::ReduceScatter || op == Collective::AllToAll;
+}
+
+detail::CallSite site_of(const Plan& p) {
+  return {p.what, p.axis, p.mesh, p.n, p.r};
+}
+
+// The all-gather of a small int64 row that the checks exchange.
+detail::Exchange exchange_of(const Tensor& x, const Plan& p) {
+  return [&x, &p](const Tensor& row) {
+    // NCCL groups carry CUDA tensors only.
+    const bool nccl =
+        p.pg->getBackendType() == c10d::ProcessGroup::BackendType::NCCL;
+    Tensor in =
+        nccl ? row.to(x.is_cuda() ? x.device() : at::Device(at::kCUDA)) : row;
+    Tensor out = at::empty({p.n, in.numel()}, in.options());
+    std::vector<std::vector<Tensor>> outs{out.unbind(0)};
+    std::vector<Tensor> ins{in};
+    wait(p, "allgather (consistency check)",
+         [&] { return p.pg->allgather(outs, ins); });
+    return out.cpu();
+  };
+}
+
+int64_t opt_dim(const std::optional<long>& d) { return d ? *d : INT64_MIN; }
+
+// The dtypes Gloo's kernels are instantiated for (ProcessGroupGloo's
+// GENERATE_ALL_TYPES); all_reduce also takes complex (viewed as real).
+bool gloo_supports(c10::ScalarType t, Collective op) {
+  switch (t) {
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kChar:
+    case at::kByte:
+    case at::kBool:
+    case at::kInt:
+    case at::kLong:
+      return true;
+    case at::kComplexFloat:
+    case at::kComplexDouble:
+      return op == Collective::AllReduce;
+    default:
+      return false;
+  }
+}
+
+// Whether the group's backend can carry x at all (same verdict on every
+// rank once the consistency check has passed).
+void check_backend_support(const Tensor& x, const Plan& p) {
+  const auto type = p.pg->getBackendType();
+  const std::string device =
+      c10::DeviceTypeName(x.device().type(), /*lower_case=*/true);
+  if (type == c10d::ProcessGroup::BackendType::NCCL && !x.is_cuda())
+    throw InvalidArgument(where(p) +
+                          ": the nccl backend communicates cuda "
+                          "tensors only, but this rank passed a " +
+                          device + " tensor; move it with x.cuda() first");
+  if (type != c10d::ProcessGroup::BackendType::GLOO) return;
+  if (!x.is_cpu() && !x.is_cuda())
+    throw InvalidArgument(where(p) + ": the gloo backend communicates cpu " +
+                          "and cuda tensors, not a " + device +
+                          " tensor; move it with x.cpu() first");
+  if (!gloo_supports(x.scalar_type(), p.call.op)) {
+    throw InvalidArgument(
+        where(p) + ": unsupported dtype " + c10::toString(x.scalar_type()) +
+        " for the gloo backend (it communicates Float, Double, Half, "
+        "BFloat16, Char, Byte, Bool, Int and Long" +
+        (p.call.op == Collective::AllReduce
+             ? std::string(", and ComplexFloat/ComplexDouble in all_reduce")
+             : std::string()) +
+        "); cast the input first or pass options.op_dtype, e.g. "
+        "options.op_dtype = at::kFloat");
+  }
+}
+
+// Runs the checks before a communicating primitive on n > 1 ranks. Returns
+// every rank's extent along the uneven shard dim (uneven all_gather), or
+// nothing.
+std::vector<int64_t> preflight(const Tensor& x, const Plan& p) {
+  std::vector<int64_t> extents;
+  // The fake backend has no peers to disagree with.
+  const auto type = p.pg->getBackendType();
+  const bool real = type == c10d::ProcessGroup::BackendType::GLOO ||
+                    type == c10d::ProcessGroup::BackendType::NCCL;
+  if (p.check && real) {
+    const CollectiveCall& c = p.call;
+    detail::CallSignature sig;
+    sig.op = c.op;
+    sig.user_op = p.user_op;
+    sig.src = c.src;
+    sig.dst = c.dst;
+    sig.dtype = x.scalar_type();
+    sig.device = x.device().type();
+    sig.shape = x.sizes().vec();
+    sig.dims = {opt_dim(c.gather_dim), opt_dim(c.scatter_dim),
+                opt_dim(c.split_dim), opt_dim(c.concat_dim)};
+    sig.split_sizes = to_i64(c.split_sizes);
+    const bool uneven_a2a =
+        !c.input_split_sizes.empty() || !c.output_split_sizes.empty();
+    if (c.op == Collective::AllGather && c.src.is_shard() &&
+        !c.split_sizes.empty())
+      sig.free_dim = shard_dim(c.src);
+    if (c.op == Collective::AllToAll && uneven_a2a && x.dim() > 0)
+      sig.free_dim = 0;
+    auto exchange = exchange_of(x, p);
+    extents = detail::check_signatures(sig, site_of(p), exchange);
+    if (c.op == Collective::AllToAll && uneven_a2a && x.dim() > 0) {
+      auto even = std::vector<int64_t>(p.n, x.size(0) / p.n);
+      detail::check_all_to_all_rows(
+          c.input_split_sizes.empty() ? even : to_i64(c.input_split_sizes),
+          c.output_split_sizes.empty() ? even : to_i64(c.output_split_sizes),
+          site_of(p), exchange);
+    }
+  }
+  check_backend_support(x, p);
+  return extents;
+}
+
+// ---------------------------------------------------------------------------
 // Forward kernels of the primitives (spec §7.3-§7.8), in the op dtype.
 
 Tensor all_reduce_kernel(const Tensor& x, bool owned, const Plan& p) {
@@ -185,7 +335,8 @@ Tensor all_reduce_kernel(const Tensor& x, bool owned, const Plan& p) {
   return y;
 }
 
-Tensor all_gather_kernel(const Tensor& x, const Plan& p) {
+Tensor all_gather_kernel(const Tensor& x, const Plan& p,
+                         const std::vector<int64_t>& extents) {
   const CollectiveCall& c = p.call;
   if (!c.src.is_shard()) {  // V: stack on gather_dim
     int64_t g =
@@ -205,6 +356,15 @@ Tensor all_gather_kernel(const Tensor& x, const Plan& p) {
     shape_error(p, "split_sizes has " + std::to_string(sizes.size()) +
                        " entries but the axis has " + std::to_string(p.n) +
                        " ranks");
+  // With the consistency check every rank knows every extent: all of them
+  // report the rank whose shard does not match, not only that rank.
+  for (int64_t s = 0; s < static_cast<int64_t>(extents.size()); ++s)
+    if (s != p.r && extents[s] != sizes[s])
+      shape_error(p, "rank " + std::to_string(s) + "'s extent along dim " +
+                         std::to_string(i) + " is " +
+                         std::to_string(extents[s]) + " but split_sizes[" +
+                         std::to_string(s) + "] is " +
+                         std::to_string(sizes[s]));
   if (x.size(i) != sizes[p.r])
     shape_error(p, "this rank's extent along dim " + std::to_string(i) +
                        " is " + std::to_string(x.size(i)) +
@@ -379,11 +539,13 @@ Tensor local_split_kernel(const Tensor& x, const Plan& p) {
 }
 
 Tensor run_kernel(const Tensor& x_op, bool owned, const Plan& p) {
+  std::vector<int64_t> extents;
+  if (p.n > 1 && communicates(p.call.op)) extents = preflight(x_op, p);
   switch (p.call.op) {
     case Collective::AllReduce:
       return all_reduce_kernel(x_op, owned, p);
     case Collective::AllGather:
-      return all_gather_kernel(x_op, p);
+      return all_gather_kernel(x_op, p, extents);
     case Collective::ReduceScatter:
       return reduce_scatter_kernel(x_op, p);
     case Collective::AllToAll:
@@ -464,6 +626,7 @@ class CollectiveFunction
     for (size_t k = 0; k < steps.size(); ++k) {
       auto dual = c10::make_intrusive<Plan>(*plan);
       dual->call = steps[k];
+      dual->user_op = steps[k].op;
       dual->what = std::string(core::to_string(steps[k].op)) +
                    " (backward of " + plan->what + ")";
       dual->op_dtype = plan->backward.op_dtype;
@@ -534,12 +697,19 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
         ") is a composition of two operations and does not support nested "
         "backward_options (double-backward options)");
 
+  if (axis.name == nullptr || *axis.name == '\0')
+    throw UsageError(std::string(core::to_string(op)) +
+                     ": the axis has no name (spmd::Axis{nullptr} or an "
+                     "empty name); declare mesh axes with SPMD_AXIS(tp) and "
+                     "pass one, e.g. spmd::all_reduce(x, tp, P, R)");
   const MeshAxisGroup& group = resolve_axis(axis.name);
   Tensor y;
   if (auto prim = core::lower_to_primitive(call)) {
     auto plan = c10::make_intrusive<Plan>();
     plan->call = *prim;
     plan->what = core::to_string(op);
+    plan->user_op = op;
+    plan->check = group.check_collectives;
     plan->axis = group.name;
     plan->mesh = group.mesh;
     plan->n = group.size;

@@ -8,7 +8,7 @@
 
 namespace spmd {
 namespace {
-thread_local const DeviceMesh* tls_current_mesh = nullptr;
+thread_local const MeshGuard* tls_current_guard = nullptr;
 }  // namespace
 
 DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
@@ -59,6 +59,7 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
     a.local_rank = (rank / stride) % a.size;
     a.mesh = printed.str();
     a.timeout = world_->timeout();
+    a.check_collectives = world_->check_collectives();
     a.layout = core::MeshAxis::of(a.size, stride);
     const int64_t base = rank - a.local_rank * stride;
     for (int64_t k = 0; k < a.size; ++k)
@@ -74,6 +75,22 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
                                              std::to_string(a.ranks.front()));
   }
 }
+
+DeviceMesh::DeviceMesh(const DeviceMesh& other)
+    : world_(other.world_), axes_(other.axes_) {}
+
+DeviceMesh& DeviceMesh::operator=(const DeviceMesh& other) {
+  if (this != &other) {
+    // Guards of the old value keep their own copy of it.
+    alive_->store(false);
+    alive_ = std::make_shared<std::atomic<bool>>(true);
+    world_ = other.world_;
+    axes_ = other.axes_;
+  }
+  return *this;
+}
+
+DeviceMesh::~DeviceMesh() { alive_->store(false); }
 
 std::vector<std::string> DeviceMesh::axis_names() const {
   std::vector<std::string> names;
@@ -99,16 +116,26 @@ std::string DeviceMesh::to_string() const {
   return axes_.empty() ? "DeviceMesh()" : axes_.front().mesh;
 }
 
-MeshGuard::MeshGuard(const DeviceMesh& mesh) : previous_(tls_current_mesh) {
-  tls_current_mesh = &mesh;
+MeshGuard::MeshGuard(const DeviceMesh& mesh)
+    : mesh_(&mesh),
+      alive_(mesh.alive_),
+      keep_(mesh),
+      previous_(tls_current_guard) {
+  tls_current_guard = this;
 }
 
-MeshGuard::~MeshGuard() { tls_current_mesh = previous_; }
+MeshGuard::~MeshGuard() { tls_current_guard = previous_; }
 
-const DeviceMesh* current_mesh() { return tls_current_mesh; }
+const DeviceMesh* MeshGuard::mesh() const {
+  return alive_->load() ? mesh_ : &keep_;
+}
+
+const DeviceMesh* current_mesh() {
+  return tls_current_guard ? tls_current_guard->mesh() : nullptr;
+}
 
 const MeshAxisGroup& resolve_axis(std::string_view name) {
-  const DeviceMesh* mesh = tls_current_mesh;
+  const DeviceMesh* mesh = current_mesh();
   if (mesh == nullptr)
     throw MeshResolutionError(
         "passing an axis name ('" + std::string(name) +

@@ -7,15 +7,23 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "error_text.h"
 #include "torch_compat.h"
 #ifdef SPMD_WITH_CUDA
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 namespace spmd {
 
@@ -69,7 +77,7 @@ std::optional<long> parse_int(const char* text) {
      << " peer(s) failed (timeout " << t.count()
      << " ms; are all ranks started, with the same MASTER_ADDR/MASTER_PORT "
         "and mesh shape?): "
-     << e.what();
+     << detail::error_text(e);
   throw CollectiveError(os.str());
 }
 
@@ -127,6 +135,14 @@ std::chrono::milliseconds default_timeout() {
   if (auto v = parse_int(std::getenv("SPMD_TIMEOUT_MS")); v && *v > 0)
     return std::chrono::milliseconds(*v);
   return std::chrono::milliseconds(300 * 1000);
+}
+
+bool default_check_collectives() {
+  const char* v = std::getenv("SPMD_CHECK_COLLECTIVES");
+  if (v == nullptr) return true;
+  const std::string s(v);
+  return !(s == "0" || s == "off" || s == "false" || s == "OFF" ||
+           s == "FALSE");
 }
 
 World::World(Backend backend, int rank, int size,
@@ -272,25 +288,82 @@ LaunchEnv parse_launch_env(
 
 namespace {
 
+// Whether something accepts TCP connections on addr:port before `deadline`
+// (polled every 50 ms). c10d's TCPStore client gives every connection try
+// the whole timeout and then backs off, so a store that never comes up was
+// reported after about twice the timeout; polling first keeps it to one.
+bool wait_for_listener(const std::string& addr, int port,
+                       std::chrono::steady_clock::time_point deadline) {
+  using namespace std::chrono;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  for (;;) {
+    addrinfo* list = nullptr;
+    if (::getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints,
+                      &list) == 0) {
+      for (addrinfo* a = list; a != nullptr; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK,
+                                a->ai_protocol);
+        if (fd < 0) continue;
+        bool ok = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+        if (!ok && errno == EINPROGRESS) {
+          const auto left =
+              duration_cast<milliseconds>(deadline - steady_clock::now());
+          pollfd pfd{fd, POLLOUT, 0};
+          int err = 0;
+          socklen_t len = sizeof err;
+          ok = ::poll(&pfd, 1,
+                      static_cast<int>(
+                          std::clamp<int64_t>(left.count(), 0, 500))) == 1 &&
+               ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+               err == 0;
+        }
+        ::close(fd);
+        if (ok) {
+          ::freeaddrinfo(list);
+          return true;
+        }
+      }
+      ::freeaddrinfo(list);
+    }
+    if (steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+}
+
 c10::intrusive_ptr<c10d::Store> connect_store(const std::string& addr, int port,
                                               int rank, int size,
                                               bool is_server,
                                               const WorldOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  auto fail = [&](const std::string& cause) -> CollectiveError {
+    return CollectiveError("init: TCPStore rendezvous at " + addr + ":" +
+                           std::to_string(port) + " failed for rank " +
+                           std::to_string(rank) + " of " +
+                           std::to_string(size) +
+                           " (is rank 0 / the launcher up, and MASTER_ADDR/"
+                           "MASTER_PORT the same on every rank?): " +
+                           cause);
+  };
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<std::uint16_t>(port);
   store_options.isServer = is_server;
   store_options.numWorkers = static_cast<std::size_t>(size);
-  store_options.waitWorkers = true;  // clients register, the server waits
+  // The server does not wait for the clients to register: the process
+  // group's rendezvous that follows waits for every peer, bounded by the
+  // same timeout (c10d's wait for workers rounds it up to whole seconds).
+  store_options.waitWorkers = false;
   store_options.timeout = options.timeout;
+  if (!is_server && !wait_for_listener(addr, port, start + options.timeout)) {
+    throw fail("nothing listened there within the timeout of " +
+               std::to_string(options.timeout.count()) + " ms");
+  }
   try {
-    return c10::make_intrusive<c10d::TCPStore>(addr, store_options);
+    auto store = c10::make_intrusive<c10d::TCPStore>(addr, store_options);
+    return store;
   } catch (const std::exception& e) {
-    throw CollectiveError("init: TCPStore rendezvous at " + addr + ":" +
-                          std::to_string(port) + " failed for rank " +
-                          std::to_string(rank) + " of " + std::to_string(size) +
-                          " (is rank 0 / the launcher up, and MASTER_ADDR/"
-                          "MASTER_PORT the same on every rank?): " +
-                          e.what());
+    throw fail(detail::error_text(e));
   }
 }
 

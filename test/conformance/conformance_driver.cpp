@@ -44,17 +44,18 @@ PerAxisType parse_type(const std::string& t) {
   if (t == "I") return spmd::I;
   if (t == "V") return spmd::V;
   if (t == "P") return spmd::P;
-  if (t == "S0") return spmd::S(0);
+  if (t.size() > 1 && t[0] == 'S') return spmd::S(std::stoi(t.substr(1)));
   throw std::invalid_argument("unknown type '" + t + "'");
 }
 
-/// "{a:P,b:R}" — the same text as conformance.py's type_str.
-std::string type_str(const at::Tensor& x) {
+/// "{a:P,b:R}" — the same text as conformance.py's type_str; with
+/// `global`, a V axis that shards a dim is "S(d)" (global_conformance.py).
+std::string type_str(const at::Tensor& x, bool global = false) {
   std::string s = "{";
-  const spmd::core::TensorType type = spmd::get_type(x);
-  for (const auto& [axis, t] : type.map()) {
+  const spmd::core::GlobalType type = spmd::get_global_type(x);
+  for (const auto& [axis, t] : type.local.map()) {
     if (s.size() > 1) s += ",";
-    s += axis + ":" + spmd::core::to_string(t);
+    s += axis + ":" + spmd::core::to_string(global ? *type.axis_type(axis) : t);
   }
   return s + "}";
 }
@@ -126,6 +127,8 @@ at::Tensor collective(const std::string& op, const at::Tensor& x,
   PerAxisType dst = parse_type(s.at("dst").get<std::string>());
   spmd::CollectiveOptions o;
   if (op == "all_reduce") return spmd::all_reduce(x, axis, src, dst);
+  if (op == "gather_shard") return spmd::all_gather(x, axis, src, dst);
+  if (op == "scatter_shard") return spmd::reduce_scatter(x, axis, src, dst);
   if (op == "all_gather") {
     o.gather_dim = 0;
     return spmd::all_gather(x, axis, src, dst, o);
@@ -197,6 +200,26 @@ at::Tensor step(const json& s, const std::vector<at::Tensor>& vals) {
   if (op == "mul_") return a[0].mul_(a[1]);
   if (op == "cat") return at::cat({a[0], a[1]});
   if (op == "stack") return at::stack({a[0], a[1]});
+  // Global-mode programs (global_conformance.py).
+  if (op == "bmm") return at::bmm(a[0], a[1]);
+  if (op == "linear")
+    return a.size() > 2 ? at::linear(a[0], a[1], a[2]) : at::linear(a[0], a[1]);
+  if (op == "gelu") return at::gelu(a[0]);
+  if (op == "sum_dim") return at::sum(a[0], {s.at("dim").get<int64_t>()});
+  if (op == "mean_dim") return at::mean(a[0], {s.at("dim").get<int64_t>()});
+  if (op == "amax_dim") return at::amax(a[0], {s.at("dim").get<int64_t>()});
+  if (op == "softmax_dim") return at::softmax(a[0], s.at("dim").get<int64_t>());
+  if (op == "transpose01") return at::transpose(a[0], 0, 1);
+  if (op == "unsqueeze") return at::unsqueeze(a[0], s.at("dim").get<int64_t>());
+  if (op == "reshape")
+    return at::reshape(a[0], s.at("size").get<std::vector<int64_t>>());
+  if (op == "cat_dim") return at::cat({a[0], a[1]}, s.at("dim").get<int64_t>());
+  if (op == "stack_dim")
+    return at::stack({a[0], a[1]}, s.at("dim").get<int64_t>());
+  if (op == "layer_norm") return at::layer_norm(a[0], {a[0].size(-1)});
+  if (op == "narrow")
+    return at::narrow(a[0], s.at("dim").get<int64_t>(), 0,
+                      s.at("length").get<int64_t>());
   if (op == "zeros") return at::zeros({2, 2});
   if (op == "ones") return at::ones({2, 2});
   if (op == "randn") return at::randn({2, 2});
@@ -213,6 +236,8 @@ size_t run_program(const json& prog, json* out, bool checking = true) {
   for (const auto& a : prog.at("axes"))
     mesh.push_back({a.get<std::string>(), 2});
   options.mesh = mesh;
+  const bool global = prog.value("global", false);
+  if (global) options.local = false;
 
   std::vector<at::Tensor> vals;
   std::vector<std::string> types;
@@ -236,7 +261,7 @@ size_t run_program(const json& prog, json* out, bool checking = true) {
                     << verdict << ": " << e.what() << "\n";
         break;
       }
-      if (out) types.push_back(type_str(vals.back()));
+      if (out) types.push_back(type_str(vals.back(), global));
     }
   }
   if (out)

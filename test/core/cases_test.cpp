@@ -5,16 +5,18 @@
 // Skipped here (they need a runtime: values, shapes, process groups, Scalar
 // objects, PartitionSpecs, name resolution, global mode, autograd):
 //   S017 S019 S020 S021 S023 (Scalar arithmetic / construction)
-//   M007 M009 M010 M011 M013 M016 M017 M019 M020 M024 (singleton
+//   M007 M009 M010 M011 M013 M016 M017 M019 M020 (singleton
 //     normalisation at storage, bare types, name resolution, DeviceMesh,
-//     local_axes, process groups, cross-mesh lift)
+//     local_axes, process groups); M024 (cross-mesh lift) is in
+//     mesh_region_test.cpp
 //   A009 A010 A014 A016 A017 A019 A023 A024 A026 (PartitionSpec)
 //   A027 A041 (singleton axes), A029 (non-type value: rejected by C++ typing)
 //   A030 (lists), A037 (map forms of mutate_type), A039 A040 (*_like)
 //   C014 C037 C040 C041 C046 (values and shapes), C049 C050 C051 C053
-//     (collective over a flattened axis: sub-axis resolution is the runtime's)
+//     (collective over a flattened axis: mesh_region_test.cpp)
 //   L009 (explicit gradient: no check is made at all)
-//   X016 X017 X019 X020 X021 X023 X026 (reinterpret_mesh and its hints)
+//   X016 X017 X019 X020 X021 X023 X026 (reinterpret_mesh and its hints:
+//     mesh_region_test.cpp)
 //   Y009 (backward_options is a struct in C++: an unknown key does not
 //     compile), Y011 (needs dtypes and requires-grad)
 //   G* (autograd functions, hooks), Z* (global SPMD), W* (raw collectives)

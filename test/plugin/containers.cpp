@@ -16,7 +16,7 @@ Tensor chunk_pieces(SPMD_TYPE(tp = V) const Tensor& qkv,
   auto parts = qkv.chunk(3, -1);
   auto q = parts[0];
   auto k = parts.at(1);
-  auto bad = parts.back() + i; // expected-error {{__add__: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
+  auto bad = parts.back() + i; // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
   auto s = torch::split(qkv, 4, -1);
   auto u = qkv.unbind(0);
   return q * k + s[0] + u.front();
@@ -34,7 +34,7 @@ Tensor bindings(SPMD_TYPE(tp = V) const Tensor& logits,
   auto [gate, up] = std::make_pair(logits.chunk(2, -1)[0], logits);
   auto values = std::get<0>(logits.max(-1, true));
   auto [m, idx] = logits.max(-1);
-  auto bad = m + i; // expected-error {{__add__: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
+  auto bad = m + i; // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
   return gate * up + values;
 }
 
@@ -88,6 +88,6 @@ Tensor range_for(SPMD_TYPE(tp = V) const Tensor& x,
   for (const auto& piece : x.chunk(4, -1))
     acc = acc + piece;
   for (const Tensor& piece : i.chunk(4, -1))
-    auto bad = x + piece; // expected-error {{__add__: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
+    auto bad = x + piece; // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
   return acc;
 }

@@ -103,7 +103,7 @@ Tensor row_shard_through_mm(SPMD_TYPE(tp = S(0)) const Tensor& x,
 SPMD_TYPE(tp = V)
 Tensor illegal_mm_mix(SPMD_TYPE(tp = S(0)) const Tensor& x,
                       SPMD_TYPE(tp = S(0)) const Tensor& w) {
-  return x.mm(w); // global-error {{No valid sharding strategy for .mm on axis tp: args[0] is sharded on dim 0 (i) and args[1] on dim 0 (j)}}
+  return x.mm(w); // global-error {{No valid sharding strategy for x.mm on axis tp: args[0] is sharded on dim 0 (i) and args[1] on dim 0 (j)}}
   // global-note@-1 {{suggestion: keep one operand sharded and all_gather the other}}
   // global-note@-4 {{'x' has type V on axis 'tp' declared here}}
   // global-note@-4 {{'w' has type V on axis 'tp' declared here}}
@@ -132,7 +132,7 @@ SPMD_TYPE(tp = R)
 Tensor row_parallel_bias(SPMD_TYPE(tp = S(-1)) const Tensor& x,
                          SPMD_TYPE(tp = S(1)) const Tensor& w,
                          SPMD_TYPE(tp = R) const Tensor& b) {
-  return spmd::all_reduce(F::linear(x, w, b), tp, P, R); // global-error {{No valid sharding strategy for linear on axis tp: the product args[0] @ args[1]^T contracts a sharded dim, so it is a pending sum (P) on tp, and args[2] (R) would be added to every rank's partial sum}}
+  return spmd::all_reduce(F::linear(x, w, b), tp, P, R); // global-error {{No valid sharding strategy for F::linear on axis tp: the product args[0] @ args[1]^T contracts a sharded dim, so it is a pending sum (P) on tp, and args[2] (R) would be added to every rank's partial sum}}
   // global-note@-1 {{suggestion: add args[2] after the all_reduce}}
   // global-note@-5 {{'x' has type V on axis 'tp' declared here}}
   // global-note@-5 {{'w' has type V on axis 'tp' declared here}}
@@ -151,7 +151,7 @@ Tensor gelu_before_reduce(SPMD_TYPE(tp = S(-1)) const Tensor& x,
 SPMD_TYPE(tp = R)
 Tensor unsplit_input(SPMD_TYPE(tp = R) const Tensor& x,
                      SPMD_TYPE(tp = S(1)) const Tensor& w) {
-  return spmd::all_reduce(F::linear(x, w), tp, P, R); // global-error {{No valid sharding strategy for linear on axis tp: args[1] is sharded on dim 1, the contraction dim (k), but args[0] is replicated}}
+  return spmd::all_reduce(F::linear(x, w), tp, P, R); // global-error {{No valid sharding strategy for F::linear on axis tp: args[1] is sharded on dim 1, the contraction dim (k), but args[0] is replicated}}
   // global-note@-1 {{suggestion: shard args[0] on dim 1 as well}}
   // global-note@-4 {{'x' has type R on axis 'tp' declared here}}
   // global-note@-4 {{'w' has type V on axis 'tp' declared here}}

@@ -38,7 +38,7 @@ Tensor layers(std::vector<ColumnParallel>& cols, RowParallel& row,
   SPMD_TYPE(tp = I) Tensor h = x;
   for (auto& col : cols)
     h = row(col(h));
-  auto bad = h + cols[0](h); // expected-error {{__add__: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
+  auto bad = h + cols[0](h); // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
   return h;
 }
 

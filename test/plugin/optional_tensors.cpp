@@ -63,7 +63,7 @@ struct RowParallel {
   SPMD_TYPE(tp = I)
   Tensor deref(SPMD_TYPE(tp = P) const Tensor& p) {
     if (bias)
-      auto bad = p + *bias; // expected-error {{__add__: Invariant type on axis tp cannot mix}} strict-error {{__add__: Invariant}}
+      auto bad = p + *bias; // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{operator+: Invariant}}
     return spmd::all_reduce(p, tp, P, I);
   }
 };
@@ -81,7 +81,7 @@ Tensor add_optional(SPMD_TYPE(tp = V) const Tensor& x,
   std::optional<Tensor> local = y;
   auto z = local.value() + x;
   if (wrong.has_value())
-    auto bad = z + wrong->relu(); // expected-error {{__add__: Invariant type on axis tp cannot mix}} strict-error {{__add__: Invariant}}
+    auto bad = z + wrong->relu(); // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{operator+: Invariant}}
   return z;
 }
 

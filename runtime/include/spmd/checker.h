@@ -15,8 +15,13 @@
 // alive, nothing is intercepted and spmd::assert_type is one thread-local
 // read ("off means off").
 //
+// Global SPMD (spec §12) is opt-in: TypecheckOptions::local = false (the
+// reference's `typecheck(local=False)`). Tensors then carry their shard dims
+// (a PartitionSpec beside the type map) and ops propagate them through
+// core's sharding rules (docs/runtime-checker.md, "Global mode").
+//
 // Differences from the reference (documented in docs/runtime-checker.md):
-// only local SPMD (no PartitionSpecs / global mode); typed scalars are 0-d
+// typed scalars are 0-d
 // typed tensors (typed_scalar); ops are classified by their ATen names, and
 // C++ inline helpers that libtorch decomposes before the dispatcher (e.g.
 // torch::nn::functional::linear, `2.0 / x`) are typed as the ops they call.
@@ -25,10 +30,13 @@
 
 #include <ATen/core/Tensor.h>
 #include <spmd/annotations.h>
+#include <spmd/core/global_collectives.h>
+#include <spmd/core/partition_spec.h>
 #include <spmd/core/tensor_type.h>
 #include <spmd/type_annotations.h>
 
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -54,6 +62,26 @@ std::optional<PerAxisType> get_axis_type(const at::Tensor& x, const Axis& axis);
 /// of the current mesh. Throws SpmdTypeError without a current mesh. A no-op
 /// without a guard.
 const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type);
+
+/// assert_type with an explicit PartitionSpec (spec §8.1 form 1, §12.1):
+/// `type` holds R/I/V/P (no S(i) together with a spec), `spec` has one entry
+/// per dim of `x` and its axes become V. A typed tensor is refined: the spec
+/// may add shard dims but not contradict the stored ones ("PartitionSpec
+/// conflict at dim k"). Stored in local mode too; ops use it in global mode
+/// only. A no-op without a guard. Throws SpmdTypeError.
+const at::Tensor& assert_type(const at::Tensor& x,
+                              std::initializer_list<AxisType> type,
+                              const core::PartitionSpec& spec);
+
+/// The PartitionSpec stored beside `x` (spec §12.1 get_partition_spec), or
+/// nullopt when no axis is known to shard a dim of `x`. Works with or without
+/// a guard.
+std::optional<core::PartitionSpec> get_partition_spec(const at::Tensor& x);
+
+/// The global type of `x`: its type map, its PartitionSpec and the axes whose
+/// shard dim is unknown (an op the core has no sharding rule for). Printed
+/// as "{tp: S(0)}" by GlobalType::to_string.
+core::GlobalType get_global_type(const at::Tensor& x);
 
 /// assert_type applied to each tensor of `xs` (spec §8.1: lists).
 const std::vector<at::Tensor>& assert_type(
@@ -83,6 +111,17 @@ struct TypecheckOptions {
   /// Log one line per typed op to stderr: op, input types, output type
   /// (spec §5.2 tracing; lines whose types are all `{}` are suppressed).
   std::optional<bool> trace;
+  /// Local (true, the default of the outermost guard) or global SPMD (false):
+  /// the reference's `typecheck(local=...)` knob (spec §12.2). In global mode
+  /// every V operand on a global axis needs a shard dim (S(i) or a
+  /// PartitionSpec), ops propagate shard dims (an op that would need a
+  /// redistribution is an error), and a V result that is a pending sum by
+  /// propagation becomes P.
+  std::optional<bool> local;
+  /// Outer mesh axes that keep local semantics in global mode (spec §12.5):
+  /// an outer prefix of the current mesh, outer to inner (checked when the
+  /// first op is typed).
+  std::optional<std::vector<std::string>> local_axes;
 };
 
 /// Turns type checking on for the calling thread while alive (the
@@ -119,6 +158,54 @@ class NoTypecheckGuard {
   bool was_excluded_;
   bool active_;
 };
+
+/// A typed local region inside global mode (spec §12.3 `local()`): while
+/// alive, ops on this thread are typed with the local rules (no shard
+/// propagation, V needs no spec) and their results carry no PartitionSpec; a
+/// V result used by global code after the region needs a fresh S(i) or
+/// PartitionSpec from assert_type. A no-op outside a guard or in local mode.
+class LocalRegionGuard {
+ public:
+  LocalRegionGuard();
+  ~LocalRegionGuard();
+  LocalRegionGuard(const LocalRegionGuard&) = delete;
+  LocalRegionGuard& operator=(const LocalRegionGuard&) = delete;
+
+ private:
+  bool active_;
+};
+
+/// Whether ops on this thread are typed in global mode now (a guard alive
+/// with local = false, outside a LocalRegionGuard).
+bool is_global_mode();
+
+/// A normalised PartitionSpec (spec §12.1) for assert_type: one entry per
+/// tensor dim, each `{}` (None) or the axes that shard it, outer to inner,
+/// e.g. `partition_spec({{dp, tp}, {}})`. Singleton axes of the current mesh
+/// are dropped. Throws SpmdTypeError when an axis appears twice.
+core::PartitionSpec partition_spec(
+    std::initializer_list<std::vector<Axis>> entries);
+
+/// One leaf of local_map's in_types / out_types (spec §12.3).
+core::BoundaryType boundary(std::initializer_list<AxisType> type);
+core::BoundaryType boundary(std::initializer_list<AxisType> type,
+                            const core::PartitionSpec& spec);
+/// A bare PartitionSpec leaf: its axes are V.
+core::BoundaryType boundary(const core::PartitionSpec& spec);
+
+/// local_map (spec §12.3): checks `inputs` against `in_types` with
+/// assert_type semantics (nullopt = Infer: unchecked), runs `body` in a
+/// typed local region, then stamps its results with `out_types` (S(i) and
+/// specs allowed). An undefined tensor is a non-tensor leaf. Leaf counts
+/// must match. Throws SpmdTypeError naming `name` and the leaf. Outside a
+/// guard it only calls `body`.
+std::vector<at::Tensor> local_map(
+    const std::function<
+        std::vector<at::Tensor>(const std::vector<at::Tensor>&)>& body,
+    const std::vector<at::Tensor>& inputs,
+    const std::optional<std::vector<core::BoundaryType>>& in_types,
+    const std::vector<core::BoundaryType>& out_types,
+    std::string_view name = "local_map");
 
 /// True iff a TypecheckGuard is alive on this thread and not paused
 /// (spec §5.1 is_type_checking).

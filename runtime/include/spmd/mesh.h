@@ -7,6 +7,7 @@
 #include <spmd/core/mesh_axis.h>
 #include <spmd/process_groups.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,6 +34,7 @@ struct MeshAxisGroup {
   core::MeshAxis layout;  ///< (size:stride), spec §10.1
   std::string mesh;  ///< the owning mesh, printed ("DeviceMesh(dp=2, tp=4)")
   std::chrono::milliseconds timeout{0};  ///< the World's collective timeout
+  bool check_collectives = true;         ///< WorldOptions::check_collectives
 };
 
 /// A row-major grid of the world's ranks with named axes; the last axis has
@@ -45,6 +47,10 @@ class DeviceMesh {
   /// size < 1, a product of sizes different from the world size (the message
   /// gives both numbers).
   DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape);
+  /// A copy is the same mesh (it shares the axes' process groups).
+  DeviceMesh(const DeviceMesh& other);
+  DeviceMesh& operator=(const DeviceMesh& other);
+  ~DeviceMesh();
 
   int64_t ndim() const { return static_cast<int64_t>(axes_.size()); }
   int64_t size() const { return world_->size(); }
@@ -61,12 +67,18 @@ class DeviceMesh {
   std::string to_string() const;
 
  private:
+  friend class MeshGuard;
   std::shared_ptr<World> world_;
   std::vector<MeshAxisGroup> axes_;
+  /// Cleared when this object is destroyed; guards watch it.
+  std::shared_ptr<std::atomic<bool>> alive_ =
+      std::make_shared<std::atomic<bool>>(true);
 };
 
 /// Makes `mesh` the calling thread's current mesh until destruction (RAII;
-/// guards nest, the innermost wins, spec §4.1). The mesh must outlive it.
+/// guards nest, the innermost wins, spec §4.1). The guard shares ownership
+/// of the mesh's axes and process groups: if `mesh` is destroyed first, the
+/// guard's own copy stays current, so collectives keep working.
 class MeshGuard {
  public:
   explicit MeshGuard(const DeviceMesh& mesh);
@@ -74,11 +86,18 @@ class MeshGuard {
   MeshGuard(const MeshGuard&) = delete;
   MeshGuard& operator=(const MeshGuard&) = delete;
 
+  /// The guarded mesh while it lives, else the guard's copy of it.
+  const DeviceMesh* mesh() const;
+
  private:
-  const DeviceMesh* previous_;
+  const DeviceMesh* mesh_;
+  std::shared_ptr<std::atomic<bool>> alive_;  // mesh_ not yet destroyed
+  DeviceMesh keep_;                           // the same mesh, owned here
+  const MeshGuard* previous_;
 };
 
-/// The calling thread's innermost current mesh, or nullptr.
+/// The calling thread's innermost current mesh, or nullptr. While the mesh
+/// given to the innermost MeshGuard lives, this is that object.
 const DeviceMesh* current_mesh();
 
 /// Resolves a collective's axis through the current mesh (spec §4.5).

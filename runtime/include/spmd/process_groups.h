@@ -40,6 +40,11 @@ Backend parse_backend(std::string_view name);
 /// environment variable SPMD_TIMEOUT_MS when set.
 std::chrono::milliseconds default_timeout();
 
+/// Whether collectives run the cross-rank consistency check by default: on,
+/// unless the environment variable SPMD_CHECK_COLLECTIVES is "0", "off" or
+/// "false".
+bool default_check_collectives();
+
 /// Options of a World (spec-independent, c10d-style: a struct with defaults).
 struct WorldOptions {
   /// Bound on every collective and on rendezvous. A peer that does not arrive
@@ -48,6 +53,14 @@ struct WorldOptions {
   /// Gloo: the address this rank listens on. Empty: GLOO_SOCKET_IFNAME if
   /// set, else the host's default interface.
   std::string gloo_hostname;
+  /// Before a collective communicates, every rank of the axis all-gathers a
+  /// small description of its call (op, src/dst, dtype, device, shape, dims,
+  /// split sizes) and compares them: ranks that disagree all get the same
+  /// spmd::CollectiveError naming the collective, the axis and each rank's
+  /// call, where Gloo would abort the process or return corrupted data. One
+  /// extra small all-gather per collective (docs/runtime.md gives its cost).
+  /// All ranks must use the same setting.
+  bool check_collectives = default_check_collectives();
 };
 
 /// One rank's handle on the job: the world process group, its store and
@@ -71,6 +84,8 @@ class World {
   int size() const { return size_; }
   Backend backend() const { return backend_; }
   std::chrono::milliseconds timeout() const { return options_.timeout; }
+  /// WorldOptions::check_collectives.
+  bool check_collectives() const { return options_.check_collectives; }
   const c10::intrusive_ptr<c10d::ProcessGroup>& process_group() const {
     return world_;
   }

@@ -25,24 +25,28 @@ namespace {
   spmd::throw_error(e);
 }
 
-// Builds the asserted map (spec §8.1 steps 2-6): names checked against the
-// current mesh, singleton axes dropped, S(i) resolved against x's ndim and
-// recorded as V, one shard dim per axis.
-TensorType asserted_map(
+[[noreturn]] void throw_no_axis(const std::string& axis, const Ctx& ctx) {
+  std::string avail;
+  for (const auto& a : ctx.mesh->all)
+    avail += (avail.empty() ? "" : ", ") + a.name;
+  throw_type("no mesh axis named '" + axis +
+             "' in the current mesh. Available: " +
+             (avail.empty() ? "(no named axes)" : avail));
+}
+
+// Builds the asserted global type (spec §8.1 steps 2-6): names checked
+// against the current mesh, singleton axes dropped, S(i) resolved against
+// x's ndim and recorded as V plus a PartitionSpec entry, one shard dim per
+// axis.
+core::GlobalType asserted_type(
     const at::Tensor& x,
     const std::vector<std::pair<std::string, PerAxisType>>& entries,
     const Ctx& ctx) {
-  TensorType t;
+  core::GlobalType g;
+  TensorType& t = g.local;
   std::vector<std::pair<long, std::string>> shard_dims;
   for (const auto& [axis, type] : entries) {
-    if (ctx.mesh && !ctx.mesh->has_name(axis)) {
-      std::string avail;
-      for (const auto& a : ctx.mesh->all)
-        avail += (avail.empty() ? "" : ", ") + a.name;
-      throw_type("no mesh axis named '" + axis +
-                 "' in the current mesh. Available: " +
-                 (avail.empty() ? "(no named axes)" : avail));
-    }
+    if (ctx.mesh && !ctx.mesh->has_name(axis)) throw_no_axis(axis, ctx);
     if (ctx.mesh && ctx.mesh->is_singleton(axis)) continue;
     if (t.has(axis))
       throw_usage("assert_type: axis '" + axis + "' is given twice");
@@ -52,31 +56,60 @@ TensorType asserted_map(
       if (!r.ok()) throw_with_context(r.error(), "");
       for (const auto& [dim, other] : shard_dims) {
         if (dim == r.value().dim)
-          throw_type("assert_type: tensor dim " + std::to_string(dim) +
-                     " is sharded on multiple axes (" + other + " and " + axis +
-                     "); the order of the axes on one dim is ambiguous, "
-                     "shard different dims or annotate V");
+          throw_type(
+              "assert_type: tensor dim " + std::to_string(dim) +
+              " is sharded on multiple axes (" + other + " and " + axis +
+              "); the order of the axes on one dim is ambiguous: give "
+              "it with an explicit PartitionSpec, e.g. "
+              "spmd::assert_type(x, {...}, checker::partition_spec(...)) "
+              "with the entry {" +
+              other + ", " + axis + "}, or annotate V");
       }
       shard_dims.emplace_back(r.value().dim, axis);
       local = type.local();
     }
     t.set(axis, local);
   }
-  return t;
+  if (!shard_dims.empty()) {
+    core::PartitionSpec spec = core::PartitionSpec::none(x.dim());
+    for (const auto& [dim, axis] : shard_dims)
+      spec = spec.with_innermost(dim, axis);
+    g.spec = std::move(spec);
+  }
+  return g;
+}
+
+// The local map alone (typed scalars, overrides).
+TensorType asserted_map(
+    const at::Tensor& x,
+    const std::vector<std::pair<std::string, PerAxisType>>& entries,
+    const Ctx& ctx) {
+  return asserted_type(x, entries, ctx).local;
+}
+
+// "{tp: S(0)}" for messages: the asserted type as written.
+std::string asserted_string(const core::GlobalType& g) {
+  return g.spec ? g.to_string() : g.local.to_string();
+}
+
+void assert_on(const at::Tensor& x, const core::GlobalType& asserted,
+               const std::string& what, const Ctx& ctx) {
+  if (!x.defined()) throw_usage(what + ": the tensor is undefined");
+  core::Result<core::GlobalType> r =
+      core::assert_global(global_of(x), asserted);
+  if (!r.ok())
+    throw_with_context(
+        r.error(), "  In " + what + "(\n    x: " + describe_tensor(x) +
+                       ",\n    type: " + asserted_string(asserted) + ",\n  )" +
+                       mesh_suffix(ctx));
+  stamp_global(x, r.value());
 }
 
 void assert_on(const at::Tensor& x, const TensorType& asserted,
                const std::string& what, const Ctx& ctx) {
-  if (!x.defined()) throw_usage(what + ": the tensor is undefined");
-  TypeRef cur = type_of(x);
-  core::Result<TensorType> r = core::assert_type(
-      cur ? std::optional<TensorType>(*cur) : std::nullopt, asserted);
-  if (!r.ok())
-    throw_with_context(r.error(), "  In " + what +
-                                      "(\n    x: " + describe_tensor(x) +
-                                      ",\n    type: " + asserted.to_string() +
-                                      ",\n  )" + mesh_suffix(ctx));
-  stamp(x, intern(r.value()));
+  core::GlobalType g;
+  g.local = asserted;
+  assert_on(x, g, what, ctx);
 }
 
 std::vector<std::pair<std::string, PerAxisType>> entries_of(
@@ -205,7 +238,7 @@ const at::Tensor& assert_type(const at::Tensor& x,
   if (st == nullptr) return x;  // off means off: one thread-local read
   const checker::internal::Ctx& ctx = checker::internal::current_ctx(*st);
   checker::internal::assert_on(x,
-                               checker::internal::asserted_map(
+                               checker::internal::asserted_type(
                                    x, checker::internal::entries_of(type), ctx),
                                "assert_type", ctx);
   return x;
@@ -224,8 +257,64 @@ const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type) {
   std::vector<std::pair<std::string, PerAxisType>> entries;
   for (const std::string& a : ctx.mesh->axes) entries.emplace_back(a, type);
   checker::internal::assert_on(
-      x, checker::internal::asserted_map(x, entries, ctx), "assert_type", ctx);
+      x, checker::internal::asserted_type(x, entries, ctx), "assert_type", ctx);
   return x;
+}
+
+const at::Tensor& assert_type(const at::Tensor& x,
+                              std::initializer_list<AxisType> type,
+                              const core::PartitionSpec& spec) {
+  using namespace checker::internal;
+  ThreadState* st = active_state();
+  if (st == nullptr) return x;
+  const Ctx& ctx = current_ctx(*st);
+  if (!x.defined()) throw_usage("assert_type: the tensor is undefined");
+  std::vector<std::pair<std::string, PerAxisType>> entries = entries_of(type);
+  for (const auto& [axis, ty] : entries)
+    if (ty.is_shard())
+      throw_type("assert_type: " + axis + " = " + core::to_string(ty) +
+                 " together with an explicit PartitionSpec; write the shard "
+                 "in the spec and V (or nothing) in the map");
+  core::GlobalType asserted = asserted_type(x, entries, ctx);
+  // Normalise the spec against the current mesh (§12.1).
+  std::vector<core::RawSpecEntry> raw;
+  for (const core::SpecEntry& e : spec.entries()) {
+    for (const std::string& a : e)
+      if (ctx.mesh && !ctx.mesh->has_name(a)) throw_no_axis(a, ctx);
+    raw.emplace_back(e.empty() ? core::RawSpecEntry() : core::RawSpecEntry(e));
+  }
+  core::Result<core::PartitionSpec> norm =
+      core::PartitionSpec::normalize(raw, [&](std::string_view a) {
+        return ctx.mesh && ctx.mesh->is_singleton(a);
+      });
+  if (!norm.ok()) throw_with_context(norm.error(), "");
+  if (norm.value().rank() != x.dim())
+    throw_type("assert_type: " + norm.value().to_string() + " has " +
+               std::to_string(norm.value().rank()) +
+               " entries but the tensor has ndim " + std::to_string(x.dim()) +
+               "; give one entry per dim (None for an unsharded dim)");
+  std::vector<std::pair<std::string, PerAxisType>> local_entries(
+      asserted.local.map().begin(), asserted.local.map().end());
+  core::Result<core::GlobalType> g = core::make_global(
+      local_entries, norm.value(), core::Shape::of(x.sizes().vec()));
+  if (!g.ok())
+    throw_with_context(
+        g.error(), "  In assert_type(\n    x: " + describe_tensor(x) +
+                       ",\n    spec: " + norm.value().to_string() + ",\n  )" +
+                       mesh_suffix(ctx));
+  assert_on(x, g.value(), "assert_type", ctx);
+  return x;
+}
+
+std::optional<core::PartitionSpec> get_partition_spec(const at::Tensor& x) {
+  checker::internal::ShardRef s = checker::internal::shards_of(x);
+  if (s == nullptr || !s->spec || s->spec->all_none()) return std::nullopt;
+  return s->spec;
+}
+
+core::GlobalType get_global_type(const at::Tensor& x) {
+  auto g = checker::internal::global_of(x);
+  return g ? *g : core::GlobalType();
 }
 
 const std::vector<at::Tensor>& assert_type(

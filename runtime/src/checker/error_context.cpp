@@ -61,8 +61,7 @@ std::string describe_tensor(const at::Tensor& t) {
   os << dtype_name(t.scalar_type()) << "[";
   for (int64_t d = 0; d < t.dim(); ++d) os << (d ? ", " : "") << t.size(d);
   os << "] ";
-  TypeRef ty = type_of(t);
-  os << (ty ? ty->to_string() : std::string("untyped"));
+  os << type_string(t);  // with shard dims in global mode
   return os.str();
 }
 

@@ -173,6 +173,7 @@ void typecheck_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   const OpEntry& e = op_entry(op);
   if (e.passthrough) return run_untyped(op, ks, stack);
   const Ctx& ctx = current_ctx(*st);
+  if (ctx.is_global) return typecheck_global(op, ks, stack, e, ctx, *st);
 
   Collected c;
   const c10::IValue* args = stack->data() + (stack->size() - e.num_args);

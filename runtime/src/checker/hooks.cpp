@@ -19,6 +19,9 @@ class CheckerCollectiveHook final : public spmd::detail::CollectiveHook {
                      const at::Tensor& output) override {
     ThreadState* st = active_state();
     if (st == nullptr) return;
+    if (collective_global(current_ctx(*st), call, axis, axis_is_singleton,
+                          input, output))
+      return;
     TypeRef in = type_of(input);
     core::Result<TensorType> r =
         core::transfer(call, in ? std::optional<TensorType>(*in) : std::nullopt,

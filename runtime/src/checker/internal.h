@@ -10,10 +10,12 @@
 #define SPMD_RUNTIME_CHECKER_INTERNAL_H
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
 #include <spmd/checker.h>
 #include <spmd/core/error.h>
+#include <spmd/core/global_collectives.h>
 #include <spmd/core/propagation.h>
 #include <spmd/core/tensor_type.h>
 #include <spmd/detail/collective_hook.h>
@@ -21,6 +23,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -47,8 +51,26 @@ using TypeRef = const TensorType*;
 TypeRef intern(const TensorType& t);
 /// The type stored beside `t`, or nullptr (also for an undefined tensor).
 TypeRef type_of(const at::Tensor& t);
-/// Stores `type` beside `t` (nothing for an undefined tensor).
+/// Shard information of a global type (spec §12.1): the PartitionSpec and the
+/// V axes whose shard dim is unknown. Interned like type maps; nullptr = none.
+struct ShardInfo {
+  std::optional<core::PartitionSpec> spec;
+  std::set<std::string> unknown;
+};
+using ShardRef = const ShardInfo*;
+/// The one stored copy of `g`'s shard information, nullptr when it has none.
+ShardRef intern_shards(const core::GlobalType& g);
+/// The shard information stored beside `t`, or nullptr.
+ShardRef shards_of(const at::Tensor& t);
+/// `t`'s global type (nullopt = untyped).
+std::optional<core::GlobalType> global_of(const at::Tensor& t);
+/// Stores `type` beside `t` and drops its shard information (local results
+/// carry no PartitionSpec, spec §12.3). Nothing for an undefined tensor.
 void stamp(const at::Tensor& t, TypeRef type);
+/// Stores a type map and its shard information beside `t`.
+void stamp(const at::Tensor& t, TypeRef type, ShardRef shards);
+/// stamp(t, intern(g.local), intern_shards(g)).
+void stamp_global(const at::Tensor& t, const core::GlobalType& g);
 /// Removes the entry of `impl`.
 void erase_type(const c10::TensorImpl* impl);
 /// Number of entries; sweep drops dead ones first.
@@ -80,6 +102,10 @@ struct Ctx {
   std::shared_ptr<const MeshView> mesh;     // explicit mesh from a guard
   const DeviceMesh* device_mesh = nullptr;  // the runtime mesh it came from
   core::InferenceContext inference;
+  // Global SPMD (spec §12): global session and outside a local region;
+  // `global.local` mirrors `inference`.
+  bool is_global = false;
+  core::GlobalContext global;
 };
 
 struct ThreadState {
@@ -87,6 +113,9 @@ struct ThreadState {
   bool strict = true;
   bool trace = false;
   bool paused = false;
+  bool global = false;   // TypecheckOptions::local == false
+  int local_region = 0;  // LocalRegionGuard nesting
+  std::vector<std::string> local_axes;
   std::shared_ptr<const MeshView> explicit_mesh;  // from TypecheckOptions
   // Inference contexts, kept for the state's lifetime so that their
   // addresses stay unique memo-key components.
@@ -160,6 +189,24 @@ struct OpEntry {
 
 /// The classification of `op`, cached per thread by schema.
 const OpEntry& op_entry(const c10::OperatorHandle& op);
+
+// --- global mode (global.cpp)
+// -------------------------------------------------
+
+/// Types one op in global mode (spec §12.2) in place of the local path:
+/// operand global types and local shapes, core::infer_global, in-place rule,
+/// run, stamp type maps and PartitionSpecs.
+void typecheck_global(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
+                      torch::jit::Stack* stack, const OpEntry& e,
+                      const Ctx& ctx, ThreadState& st);
+/// The collective hook in global mode (spec §12.4): returns false (nothing
+/// done) when `ctx` is not global.
+bool collective_global(const Ctx& ctx, const core::CollectiveCall& call,
+                       std::string_view axis, bool axis_is_singleton,
+                       const at::Tensor& input, const at::Tensor& output);
+/// "{tp: S(0)}" (with the PartitionSpec appended when an entry has several
+/// axes), or the type map when `t` has no shard information.
+std::string type_string(const at::Tensor& t);
 
 // --- hooks (hooks.cpp)
 // ---------------------------------------------------------

@@ -26,6 +26,9 @@ namespace {
 // be reused by another.
 bool ctx_matches(const Ctx& c, const ThreadState& st, const DeviceMesh* dm) {
   if (c.strict != st.strict || c.device_mesh != dm) return false;
+  if (c.is_global != (st.global && st.local_region == 0) ||
+      c.global.local_axes != st.local_axes)
+    return false;
   if (dm == nullptr) return c.mesh == st.explicit_mesh;
   const auto& axes = dm->axes();
   if (!c.mesh || c.mesh->all.size() != axes.size()) return false;
@@ -59,6 +62,19 @@ const Ctx& current_ctx(ThreadState& st) {
   }
   c->inference.strict = st.strict;
   if (c->mesh) c->inference.mesh_axes = c->mesh->axes;
+  c->is_global = st.global && st.local_region == 0;
+  c->global.local = c->inference;
+  c->global.global = c->is_global;
+  c->global.local_axes = st.local_axes;
+  if (!st.local_axes.empty() && c->mesh) {
+    // §12.5: local axes are an outer prefix of the mesh (singletons count).
+    std::vector<std::string> names;
+    for (const auto& a : c->mesh->all) names.push_back(a.name);
+    core::Status ok = core::check_local_axes(names, st.local_axes);
+    if (!ok.ok())
+      throw_with_context(ok.error(),
+                         "  In TypecheckOptions::local_axes" + mesh_suffix(*c));
+  }
   st.ctx = c.get();
   st.contexts.push_back(std::move(c));
   return *st.ctx;
@@ -73,14 +89,25 @@ struct TypecheckGuard::Saved {
   bool strict = true;
   bool trace = false;
   bool paused = false;
+  bool global = false;
+  int local_region = 0;
+  std::vector<std::string> local_axes;
   std::shared_ptr<const MeshView> mesh;
   bool included = false;
   bool excluded = false;
   spmd::detail::CollectiveHook* hook = nullptr;
 };
 
+namespace {
+TypecheckOptions strict_only(bool strict) {
+  TypecheckOptions o;
+  o.strict = strict;
+  return o;
+}
+}  // namespace
+
 TypecheckGuard::TypecheckGuard(bool strict)
-    : TypecheckGuard(TypecheckOptions{strict, std::nullopt, std::nullopt}) {}
+    : TypecheckGuard(strict_only(strict)) {}
 
 TypecheckGuard::TypecheckGuard(TypecheckOptions options) : saved_(new Saved) {
   install_backward_check();
@@ -92,10 +119,18 @@ TypecheckGuard::TypecheckGuard(TypecheckOptions options) : saved_(new Saved) {
   saved_->strict = st.strict;
   saved_->trace = st.trace;
   saved_->paused = st.paused;
+  saved_->global = st.global;
+  saved_->local_region = st.local_region;
+  saved_->local_axes = st.local_axes;
   saved_->mesh = st.explicit_mesh;
   ++st.depth;
   if (options.strict) st.strict = *options.strict;
   if (options.trace) st.trace = *options.trace;
+  if (options.local) {
+    st.global = !*options.local;
+    st.local_region = 0;  // an explicit choice ends an enclosing local region
+  }
+  if (options.local_axes) st.local_axes = *options.local_axes;
   if (options.mesh) st.explicit_mesh = make_mesh_view(*options.mesh);
   st.paused = false;
   saved_->included = c10::impl::tls_is_dispatch_key_included(kModeKey);
@@ -114,6 +149,9 @@ TypecheckGuard::~TypecheckGuard() {
     st->strict = saved_->strict;
     st->trace = saved_->trace;
     st->paused = saved_->paused;
+    st->global = saved_->global;
+    st->local_region = saved_->local_region;
+    st->local_axes = saved_->local_axes;
     st->explicit_mesh = saved_->mesh;
     --st->depth;
     if (saved_->created) {
@@ -138,6 +176,21 @@ NoTypecheckGuard::~NoTypecheckGuard() {
   if (!active_) return;
   c10::impl::tls_set_dispatch_key_excluded(kModeKey, was_excluded_);
   if (tls_state != nullptr) tls_state->paused = was_paused_;
+}
+
+LocalRegionGuard::LocalRegionGuard()
+    : active_(tls_state != nullptr && tls_state->global) {
+  if (active_) ++tls_state->local_region;
+}
+
+LocalRegionGuard::~LocalRegionGuard() {
+  if (active_ && tls_state != nullptr && tls_state->local_region > 0)
+    --tls_state->local_region;
+}
+
+bool is_global_mode() {
+  ThreadState* st = active_state();
+  return st != nullptr && st->global && st->local_region == 0;
 }
 
 bool is_type_checking() { return active_state() != nullptr; }

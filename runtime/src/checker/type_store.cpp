@@ -33,6 +33,33 @@ class TypeInterner {
   std::unordered_map<TensorType, std::unique_ptr<TensorType>> types_;
 };
 
+// Shard information, interned by its printed form (specs are small).
+class ShardInterner {
+ public:
+  ShardRef intern(const core::GlobalType& g) {
+    if (!g.spec && g.unknown_shards.empty()) return nullptr;
+    std::string key = g.spec ? g.spec->to_string() : "-";
+    for (const std::string& a : g.unknown_shards) key += "|" + a;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = infos_.find(key);
+    if (it != infos_.end()) return it->second.get();
+    auto owned =
+        std::make_unique<ShardInfo>(ShardInfo{g.spec, g.unknown_shards});
+    ShardRef ref = owned.get();
+    infos_.emplace(std::move(key), std::move(owned));
+    return ref;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<ShardInfo>> infos_;
+};
+
+ShardInterner& shard_interner() {
+  static auto* i = new ShardInterner();  // never destroyed: outlives tensors
+  return *i;
+}
+
 TypeInterner& interner() {
   static auto* i = new TypeInterner();  // never destroyed: outlives tensors
   return *i;
@@ -62,19 +89,28 @@ class SideTable {
     return it == s.map.end() ? nullptr : it->second.type;
   }
 
-  void set(const at::Tensor& t, TypeRef type) {
+  // nullptr when the tensor has no shard information.
+  ShardRef lookup_shards(const c10::TensorImpl* impl) {
+    Shard& s = shard(impl);
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.map.find(impl);
+    return it == s.map.end() ? nullptr : it->second.shards;
+  }
+
+  void set(const at::Tensor& t, TypeRef type, ShardRef shards) {
     const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
     Shard& s = shard(impl);
     std::lock_guard<std::mutex> lock(s.mu);
     auto it = s.map.find(impl);
     if (it != s.map.end()) {
       it->second.type = type;
+      it->second.shards = shards;
       return;
     }
     s.map.emplace(
         impl,
         Entry{c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr()),
-              type});
+              type, shards});
     s.queue.push_back(impl);
     for (int k = 0; k < kReclaimPerInsert && !s.queue.empty(); ++k) {
       const c10::TensorImpl* old = s.queue.front();
@@ -129,6 +165,7 @@ class SideTable {
   struct Entry {
     c10::weak_intrusive_ptr<c10::TensorImpl> owner;
     TypeRef type;
+    ShardRef shards = nullptr;  // global SPMD only
   };
   struct Shard {
     std::mutex mu;
@@ -161,7 +198,35 @@ TypeRef type_of(const at::Tensor& t) {
 }
 
 void stamp(const at::Tensor& t, TypeRef type) {
-  if (t.defined()) table().set(t, type);
+  if (t.defined()) table().set(t, type, nullptr);
+}
+
+void stamp(const at::Tensor& t, TypeRef type, ShardRef shards) {
+  if (t.defined()) table().set(t, type, shards);
+}
+
+ShardRef intern_shards(const core::GlobalType& g) {
+  return shard_interner().intern(g);
+}
+
+void stamp_global(const at::Tensor& t, const core::GlobalType& g) {
+  stamp(t, intern(g.local), intern_shards(g));
+}
+
+ShardRef shards_of(const at::Tensor& t) {
+  return t.defined() ? table().lookup_shards(t.unsafeGetTensorImpl()) : nullptr;
+}
+
+std::optional<core::GlobalType> global_of(const at::Tensor& t) {
+  TypeRef ty = type_of(t);
+  if (ty == nullptr) return std::nullopt;
+  core::GlobalType g;
+  g.local = *ty;
+  if (ShardRef s = shards_of(t)) {
+    g.spec = s->spec;
+    g.unknown_shards = s->unknown;
+  }
+  return g;
 }
 
 void erase_type(const c10::TensorImpl* impl) { table().erase(impl); }

@@ -8,6 +8,7 @@
 #include <spmd/core/error.h>
 #include <spmd/core/global_collectives.h>
 #include <spmd/core/mesh_axis.h>
+#include <spmd/core/mesh_region.h>
 #include <spmd/core/partition_spec.h>
 #include <spmd/core/per_axis_type.h>
 #include <spmd/core/propagation.h>

@@ -10,6 +10,7 @@
 #include <spmd/core/error.h>
 
 #include <cstddef>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -37,6 +38,13 @@ class MeshAxis {
   std::set<long> rank_set() const;
   /// Sub-axis order: rank set of *this is a subset of other's.
   bool is_sub_axis_of(const MeshAxis& other) const;
+  /// A < B of spec §10.1: a sub-axis and not equal.
+  bool is_proper_sub_axis_of(const MeshAxis& other) const {
+    return *this != other && is_sub_axis_of(other);
+  }
+  /// The largest stride of the layout (0 for a singleton): the sort key
+  /// "outermost first" of reinterpret_mesh and local_axes.
+  long max_stride() const;
   /// "(4:1)" or "(2,2):(8,1)".
   std::string to_string() const;
 
@@ -46,12 +54,29 @@ class MeshAxis {
   friend bool operator!=(const MeshAxis& a, const MeshAxis& b) {
     return !(a == b);
   }
+  /// The sub-axis partial order A <= B (spec §10.1). Not a strict weak
+  /// order: there is deliberately no operator<, so a MeshAxis cannot be a
+  /// std::map key by accident; key containers by name or use LayoutLess.
+  friend bool operator<=(const MeshAxis& a, const MeshAxis& b) {
+    return a.is_sub_axis_of(b);
+  }
+  friend bool operator>=(const MeshAxis& a, const MeshAxis& b) {
+    return b.is_sub_axis_of(a);
+  }
 
  private:
   std::vector<Atom> atoms_;
 };
 
 std::size_t hash_value(const MeshAxis& a);
+
+/// A strict weak order on canonical layouts (lexicographic on atoms), for
+/// ordered containers keyed by axis identity. Unrelated to the sub-axis order.
+struct LayoutLess {
+  bool operator()(const MeshAxis& a, const MeshAxis& b) const {
+    return a.atoms() < b.atoms();
+  }
+};
 
 /// Joint orthogonality of a collection of axes (spec §10.1). A singleton
 /// axis is orthogonal to everything; an axis is not orthogonal to itself.
@@ -62,5 +87,12 @@ bool are_orthogonal(const std::vector<MeshAxis>& axes);
 Result<MeshAxis> flatten(const std::vector<MeshAxis>& axes);
 
 }  // namespace spmd::core
+
+template <>
+struct std::hash<spmd::core::MeshAxis> {
+  std::size_t operator()(const spmd::core::MeshAxis& a) const {
+    return spmd::core::hash_value(a);
+  }
+};
 
 #endif  // SPMD_CORE_MESH_AXIS_H

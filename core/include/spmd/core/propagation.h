@@ -10,12 +10,15 @@
 
 #include <spmd/core/tensor_type.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace spmd::core {
+
+class AxisTable;
 
 /// Linearity class of an op (spec §6.4, §6.5).
 enum class OpClass { Nonlinear, Linear, Multilinear };
@@ -143,6 +146,10 @@ struct InferenceContext {
   bool strict = true;
   /// Axes of the current mesh (mesh completeness); nullopt = no current mesh.
   std::optional<std::vector<std::string>> mesh_axes;
+  /// Layouts of the axis names (spec §10): when set, operands typed on
+  /// another mesh are lifted onto the current mesh first (§6.2, see
+  /// mesh_region.h) and missing-axis errors carry the §9.5 hint.
+  std::shared_ptr<const AxisTable> axis_table;
 };
 
 /// Whole-op inference (spec §6.1-§6.10): nonlinear-position check,

@@ -18,8 +18,11 @@
 
 #include "clang/AST/Decl.h"
 #include "clang/Basic/SourceLocation.h"
+#include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <spmd/annotations.h>
 #include <spmd/core/propagation.h>
@@ -94,22 +97,47 @@ public:
   bool isAnnotatedFunction(const clang::FunctionDecl *FD) const;
   bool empty() const {
     return Types.empty() && Meshes.empty() && Ops.empty() &&
-           Unchecked.empty() && AxisSizes.empty() && Local.empty();
+           Unchecked.empty() && AxisSizes.empty() && Local.empty() &&
+           Imported.empty();
   }
+
+  /// Precompiled headers and modules: Clang does not keep plugin attributes
+  /// in an AST file, so the table of the compilation that writes one is
+  /// saved beside it (annotationsFileFor) and read back by the compilations
+  /// that load it. Declarations are identified by kind, file, line and
+  /// column, the same on both sides.
+  ///
+  /// Writes the entries declared in files (not the main file's own locals).
+  void write(llvm::raw_ostream &OS, const clang::SourceManager &SM) const;
+  /// Adds the entries written by write(); looked up lazily for declarations
+  /// loaded from an AST file. False (with \p Err) for a malformed file.
+  bool read(llvm::StringRef Text, const clang::SourceManager &SM,
+            std::string &Err);
+  /// The annotations file kept beside the AST file \p ASTFile.
+  static std::string annotationsFileFor(llvm::StringRef ASTFile);
 
 private:
   using Key = std::pair<unsigned, unsigned>; // (decl kind, location)
   static Key key(const clang::Decl *D);
   template <typename MapT>
-  static auto lookup(const MapT &M, const clang::Decl *D)
+  auto lookup(const MapT &M, const clang::Decl *D) const
       -> decltype(&M.begin()->second);
+  /// Moves the imported entries of \p D (loaded from an AST file) into the
+  /// tables, once per declaration.
+  void resolveImported(const clang::Decl *D) const;
 
-  llvm::DenseMap<Key, TypeAnnotation> Types;
-  llvm::DenseMap<Key, MeshAnnotation> Meshes;
-  llvm::DenseMap<Key, core::OpClass> Ops;
-  llvm::DenseMap<Key, bool> Unchecked;
-  llvm::DenseMap<Key, bool> Local;
-  llvm::DenseMap<Key, std::string> AxisSizes;
+  // Mutable: imported entries move in on first lookup (resolveImported).
+  mutable llvm::DenseMap<Key, TypeAnnotation> Types;
+  mutable llvm::DenseMap<Key, MeshAnnotation> Meshes;
+  mutable llvm::DenseMap<Key, core::OpClass> Ops;
+  mutable llvm::DenseMap<Key, bool> Unchecked;
+  mutable llvm::DenseMap<Key, bool> Local;
+  mutable llvm::DenseMap<Key, std::string> AxisSizes;
+  /// Read from annotations files, by "kind:file:line:col": one line of
+  /// write()'s format each, without the key.
+  mutable llvm::StringMap<llvm::SmallVector<std::string, 1>> Imported;
+  mutable llvm::DenseSet<Key> Resolved;
+  const clang::SourceManager *ImportSM = nullptr;
 };
 
 /// Reads an spmd::Axis constant expression (`tp`, `ns::tp`) to its name;

@@ -24,6 +24,7 @@
 
 namespace clang {
 class ASTContext;
+class CompilerInstance;
 class Diagnostic;
 class DiagnosticsEngine;
 } // namespace clang
@@ -40,6 +41,15 @@ unsigned checkTranslationUnit(clang::ASTContext &Ctx, const Options &Opts,
 /// An ASTConsumer that runs checkTranslationUnit in HandleTranslationUnit,
 /// reporting through the context's DiagnosticsEngine.
 std::unique_ptr<clang::ASTConsumer> createSPMDCheckConsumer(Options Opts);
+
+/// The same for a compiler run (the plugin): also keeps the annotations of
+/// precompiled headers and modules, which Clang does not store in them. The
+/// run that writes one (`-emit-pch`, `--precompile`, `-fmodule-output`)
+/// writes `<file>.spmd-annotations` beside it; a run that loads one reads
+/// that file back, and warns when an AST file holding namespace spmd has
+/// none (built without the plugin).
+std::unique_ptr<clang::ASTConsumer>
+createSPMDCheckConsumer(Options Opts, clang::CompilerInstance &CI);
 
 /// The kind of an analysis diagnostic reported by this library (the kind
 /// travels as an argument of the diagnostic, not as text), or std::nullopt

@@ -1,0 +1,75 @@
+// call_check.h - the cross-rank consistency check that runs before a
+// collective communicates (WorldOptions::check_collectives).
+//
+// c10d cannot tell that ranks disagree about a call: Gloo aborts the process
+// (gloo::EnforceNotMet thrown on its I/O thread) when the byte counts
+// differ, and returns a silently corrupted tensor when only the shapes do.
+// So every rank first all-gathers a small fixed-size description of its call
+// (op, src/dst, dtype, device, shape, dims and split sizes) and every rank
+// compares them; a mismatch becomes the same CollectiveError on every rank.
+#ifndef SPMD_RUNTIME_CALL_CHECK_H
+#define SPMD_RUNTIME_CALL_CHECK_H
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+#include <spmd/annotations.h>
+#include <spmd/core/collectives.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace spmd::detail {
+
+/// One rank's description of the call it is about to communicate.
+struct CallSignature {
+  core::Collective op = core::Collective::AllReduce;       ///< the primitive
+  core::Collective user_op = core::Collective::AllReduce;  ///< printed only
+  PerAxisType src{};
+  PerAxisType dst{};
+  c10::ScalarType dtype = c10::ScalarType::Float;  ///< communicated dtype
+  c10::DeviceType device = c10::DeviceType::CPU;
+  std::vector<int64_t> shape;
+  /// A dim whose extent may differ between ranks (uneven shards), or -1.
+  int64_t free_dim = -1;
+  std::vector<int64_t> dims;         ///< gather/scatter/split/concat dims
+  std::vector<int64_t> split_sizes;  ///< must be equal on every rank
+};
+
+/// Where the call runs, for messages.
+struct CallSite {
+  std::string what;  ///< "all_gather", "reduce_scatter (backward of ...)"
+  std::string axis;
+  std::string mesh;
+  int64_t n = 1;  ///< ranks on the axis
+  int64_t r = 0;  ///< this rank's index on it
+};
+
+/// All-gathers a 1-d int64 tensor of equal length from every rank of the
+/// axis: returns [n, len], row s from rank s.
+using Exchange = std::function<at::Tensor(const at::Tensor&)>;
+
+/// Exchanges the signatures; throws spmd::CollectiveError on every rank when
+/// any two differ (the message lists each distinct call with its ranks).
+/// Returns every rank's extent along free_dim (empty when free_dim < 0).
+std::vector<int64_t> check_signatures(const CallSignature& mine,
+                                      const CallSite& site,
+                                      const Exchange& exchange);
+
+/// Uneven all_to_all: rank s's in_rows[k] must equal rank k's out_rows[s].
+/// One more exchange of 2n integers; spmd::CollectiveError on every rank
+/// otherwise.
+void check_all_to_all_rows(const std::vector<int64_t>& in_rows,
+                           const std::vector<int64_t>& out_rows,
+                           const CallSite& site, const Exchange& exchange);
+
+/// "Float[4, 2] on cpu".
+std::string describe_tensor(c10::ScalarType dtype, c10::DeviceType device,
+                            const std::vector<int64_t>& shape);
+
+}  // namespace spmd::detail
+
+#endif  // SPMD_RUNTIME_CALL_CHECK_H
