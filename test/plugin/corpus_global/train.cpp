@@ -16,9 +16,19 @@ Tensor sp_mlp_block(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& x,
   auto h = at::layer_norm(x, {x.size(-1)}, norm_w, norm_b, 1e-5);
   auto h_full = spmd::all_gather(h, tp, S(0), R);
   auto a = torch::gelu(torch::matmul(h_full, w_up.t()));
-  auto y = spmd::reinterpret(torch::matmul(a, w_down.t()), tp, V, P);
+  auto y = torch::matmul(a, w_down.t()); // P by propagation
   auto out = spmd::reduce_scatter(y, tp, P, S(0));
   return x + out;
+}
+
+/// Each rank's gate_up shard holds its own gate and up slices (the fused
+/// layout), so splitting it is a local operation: a local region (global
+/// mode would read chunk(2, -1) as a split of the global sharded dim).
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
+Tensor swiglu_local(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& gate_up) {
+  auto pieces = gate_up.chunk(2, -1);
+  return torch::silu(pieces[0]) * pieces[1];
 }
 
 /// The fused gated-MLP fast path: one matmul for gate and up, one for down.
@@ -29,10 +39,9 @@ Tensor fused_mlp(SPMD_TYPE(dp = V, tp = I, spmd::rank(3)) const Tensor& x,
                  SPMD_TYPE(dp = R, tp = I) const Tensor& b_down) {
   auto x_tp = spmd::convert(x, tp, I, R);
   auto gate_up = torch::matmul(x_tp, w_gate_up.t());
-  auto pieces = gate_up.chunk(2, -1);
-  auto act = torch::silu(pieces[0]) * pieces[1];
+  auto act = swiglu_local(gate_up);
   auto y = torch::matmul(act, w_down.t());
-  auto y_partial = spmd::reinterpret(y, tp, V, P);
+  auto y_partial = y; // P by propagation
   auto y_sum = spmd::all_reduce(y_partial, tp, P, I);
   return y_sum + b_down;
 }
