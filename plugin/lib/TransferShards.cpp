@@ -265,6 +265,14 @@ bool isShapeFactory(llvm::StringRef Canon) {
                             Canon);
 }
 
+/// The first operand whose rank is unknown.
+std::optional<size_t> findRankless(llvm::ArrayRef<core::AxisArg> Args) {
+  for (size_t I = 0; I < Args.size(); ++I)
+    if (!Args[I].shape.rank_known())
+      return I;
+  return std::nullopt;
+}
+
 /// "args[i]" as the core's messages name operands.
 std::string argName(size_t I) { return "args[" + std::to_string(I) + "]"; }
 
@@ -443,11 +451,16 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
       Out.set(A, NF); // the local rule said V; keep it without a dim
       break;
     case core::Placement::Kind::Unknown:
-      lost(R->note.empty()
-               ? "the core's sharding rule for " + Canon +
-                     " could not decide (a size or argument is not a "
-                     "constant)"
-               : R->note);
+      if (!R->note.empty())
+        lost(R->note);
+      else if (std::optional<size_t> I = findRankless(Args))
+        lost(argName(*I) + " has no known rank, which the sharding rule of " +
+                 Canon + " needs",
+             "annotate its rank, e.g. [[spmd::type(" + TU.Axes.name(A).str() +
+                 " = ..., spmd::rank(3))]]");
+      else
+        lost("the core's sharding rule for " + Canon +
+             " could not decide (a size or dim argument is not a constant)");
       break;
     }
   }

@@ -64,7 +64,7 @@ SPMD_TYPE(dp = V, tp = I)
 Tensor full_input_row_parallel(MLP_PARAMS) {
   auto h = at::layer_norm(x, {x.size(-1)}, ln_w, ln_b);
   auto h_r = spmd::convert(h, tp, I, R);
-  auto y = at::matmul(h_r, w2.t()); // global-error {{No valid sharding strategy for at::matmul on axis tp}}
+  auto y = at::matmul(h_r, w2.t()); // global-error {{No valid sharding strategy for at::matmul on axis tp: args[1] is sharded on dim 0, the contraction dim (j), but args[0] is replicated}}
   // global-note@-1 {{suggestion: shard args[0]}}
   // global-note@-3 {{'h_r' has type R on axis 'tp' set by this collective}}
   // global-note@-6 {{this value has type V on axis 'tp' declared here}}

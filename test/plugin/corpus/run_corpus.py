@@ -23,8 +23,18 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import mutants as table  # noqa: E402
+table = None  # the corpus's mutants.py (HERE, or --corpus-dir)
+
+
+def load_corpus(corpus_dir):
+    """Points HERE at `corpus_dir` and loads its mutants.py as `table`."""
+    global HERE, table
+    import importlib.util
+    HERE = os.path.abspath(corpus_dir)
+    spec = importlib.util.spec_from_file_location(
+        "mutants", os.path.join(HERE, "mutants.py"))
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
 
 DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): "
                   r"(?P<sev>error|warning): (?P<msg>.*)$")
@@ -55,9 +65,9 @@ def parse(output):
     return diags
 
 
-def compile_tu(args, path, plugin=True, strict=False, corpus_dir=HERE):
+def compile_tu(args, path, plugin=True, strict=False, corpus_dir=None):
     cmd = [args.clang, "-std=c++17", "-fsyntax-only", "-fno-color-diagnostics",
-           "-ferror-limit=0", "-I" + corpus_dir] + [
+           "-ferror-limit=0", "-I" + (corpus_dir or HERE)] + [
                "-I" + i for i in args.include]
     if plugin:
         cmd.append("-fplugin=" + args.plugin)
@@ -100,9 +110,15 @@ def main():
                     "this text (no false-alarm or unknown checks)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--global", dest="global_mode", action="store_true",
-                    help="run the plugin in global mode (measurement only: "
-                    "outcomes are printed, not compared with mutants.py)")
+                    help="run the plugin in global mode")
+    ap.add_argument("--corpus-dir", default=HERE,
+                    help="the corpus (its .cpp files, headers and mutants.py; "
+                    "default: this script's directory)")
+    ap.add_argument("--measure", action="store_true",
+                    help="print the outcomes without comparing them with "
+                    "mutants.py (e.g. the local corpus in global mode)")
     args = ap.parse_args()
+    load_corpus(args.corpus_dir)
     problems = []
     pool = ThreadPoolExecutor(max(1, args.jobs))
 
@@ -249,8 +265,8 @@ def main():
         print(f"  mutation score (typeable mutants caught anywhere): "
               f"{caught_typeable}/{typeable} = "
               f"{100.0 * caught_typeable / typeable:.0f}%")
-    if problems and args.global_mode:
-        print("== global mode: differences from the local-mode records ==")
+    if problems and args.measure:
+        print("== differences from the records (not checked: --measure) ==")
         for p in problems:
             print("  " + p)
         return 0
