@@ -1,9 +1,8 @@
 // Propagation through ordinary ops (spec §6): the op registry, the per-axis
 // decision procedure, whole-op inference with completeness checks, and the
 // fix suggestions of §9.4.
-#include <spmd/core/propagation.h>
-
 #include <spmd/core/mesh_region.h>
+#include <spmd/core/propagation.h>
 
 #include <algorithm>
 #include <initializer_list>
@@ -619,8 +618,8 @@ Result<TensorType> infer(const OpInfo& op, const std::vector<Operand>& operands,
           lift_to_mesh(c.type, *ctx.mesh_axes, *ctx.axis_table);
       if (!lifted.ok()) {
         TypeError e = lifted.error();
-        e.message = op_name + ": args[" + std::to_string(c.index) + "] " +
-                    e.message;
+        e.message =
+            op_name + ": args[" + std::to_string(c.index) + "] " + e.message;
         return e;
       }
       c.type = std::move(lifted).value();

@@ -213,8 +213,8 @@ const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
   return nullptr;
 }
 
-llvm::ArrayRef<WhenAnnotation>
-AnnotationTable::whensOf(const FunctionDecl *FD, int Param) const {
+llvm::ArrayRef<WhenAnnotation> AnnotationTable::whensOf(const FunctionDecl *FD,
+                                                        int Param) const {
   if (Whens.empty() || !FD)
     return {};
   for (const FunctionDecl *C : candidates(FD)) {
@@ -379,7 +379,16 @@ std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
 
 namespace {
 
-enum class AttrWhich { Type, Mesh, Op, Unchecked, AxisSize, Local, When, Unless };
+enum class AttrWhich {
+  Type,
+  Mesh,
+  Op,
+  Unchecked,
+  AxisSize,
+  Local,
+  When,
+  Unless
+};
 
 const char *attrName(AttrWhich W) {
   switch (W) {

@@ -66,10 +66,10 @@ struct MeshAnnotation {
 /// parameters: for an instance whose bool data member `flag` has that value,
 /// the listed axes have these types instead of the [[spmd::type]] ones.
 struct WhenAnnotation {
-  std::string Flag;            ///< the data member's name, resolved later
-  bool Value = true;           ///< the flag's value the types apply to
+  std::string Flag;  ///< the data member's name, resolved later
+  bool Value = true; ///< the flag's value the types apply to
   clang::SourceLocation FlagLoc;
-  TypeAnnotation Type;         ///< the entries; Type.Loc is the attribute
+  TypeAnnotation Type; ///< the entries; Type.Loc is the attribute
 };
 
 /// The annotations of one translation unit.
@@ -101,7 +101,8 @@ public:
   const MeshAnnotation *meshOf(const clang::FunctionDecl *FD) const;
   std::optional<core::OpClass> opClassOf(const clang::FunctionDecl *FD) const;
   /// [[spmd::op(kind)]] on a callable data member or local variable.
-  std::optional<core::OpClass> opClassOfCallable(const clang::ValueDecl *D) const;
+  std::optional<core::OpClass>
+  opClassOfCallable(const clang::ValueDecl *D) const;
   bool isUnchecked(const clang::FunctionDecl *FD) const;
   /// Whether \p FD is a local region ([[spmd::local]]): its body is checked
   /// with local semantics in global mode, its annotations are the boundary.
