@@ -9,7 +9,7 @@
 // line and column on first lookup.
 //
 // Line format (tab-separated): kind, file, line, column, then one of
-//   T <axis>=<type>[,<axis>=<type>...]   [[spmd::type]] (type: R I V P S<k>)
+//   T <axis>=<type>[,<axis>=<type>...]   [[spmd::type]] (type as core prints it)
 //   M <axis>[,<axis>...]                 [[spmd::mesh]]
 //   O <nonlinear|linear|multilinear>     [[spmd::op]]
 //   U                                    [[spmd::unchecked]]
@@ -48,37 +48,6 @@ std::string stableKey(unsigned Kind, SourceLocation Loc,
          std::to_string(P.getLine()) + ":" + std::to_string(P.getColumn());
 }
 
-std::string typeText(PerAxisType T) {
-  switch (T.kind) {
-  case TypeKind::Replicate:
-    return "R";
-  case TypeKind::Invariant:
-    return "I";
-  case TypeKind::Varying:
-    return "V";
-  case TypeKind::Partial:
-    return "P";
-  case TypeKind::Shard:
-    return "S" + std::to_string(T.dim);
-  }
-  return "R";
-}
-
-std::optional<PerAxisType> parseType(llvm::StringRef S) {
-  if (S == "R")
-    return types::R;
-  if (S == "I")
-    return types::I;
-  if (S == "V")
-    return types::V;
-  if (S == "P")
-    return types::P;
-  int Dim = 0;
-  if (S.consume_front("S") && !S.getAsInteger(10, Dim))
-    return types::S(Dim);
-  return std::nullopt;
-}
-
 } // namespace
 
 std::string AnnotationTable::annotationsFileFor(llvm::StringRef ASTFile) {
@@ -107,7 +76,7 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
     std::string P = "T ";
     for (const AxisEntry &E : A.Entries)
       P += (&E == &A.Entries.front() ? "" : ",") + E.Axis + "=" +
-           typeText(E.Type);
+           core::to_string(E.Type);
     Add(K, P);
   }
   for (const auto &[K, M] : Meshes)
@@ -174,7 +143,9 @@ void AnnotationTable::resolveImported(const Decl *D) const {
       A.Loc = Loc;
       for (llvm::StringRef P : Parts) {
         auto [Axis, Type] = P.split('=');
-        if (std::optional<PerAxisType> T = parseType(Type))
+        if (core::Result<PerAxisType> T =
+                core::parse_per_axis_type(std::string_view(Type));
+            T.ok())
           A.Entries.push_back({Axis.str(), *T, nullptr, Loc});
       }
       if (!A.Entries.empty())
