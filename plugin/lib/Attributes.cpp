@@ -19,6 +19,7 @@
 #include "clang/Sema/Lookup.h"
 #include "clang/Sema/ParsedAttr.h"
 #include "clang/Sema/Sema.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <spmd/core/per_axis_type.h>
@@ -477,6 +478,94 @@ std::optional<int> rankEntry(Sema &S, const Expr *E) {
   return N >= 0 && N < 64 ? int(N) : -1;
 }
 
+/// Element \p I of an evaluated array (initialised or filler).
+const APValue &arrayElt(const APValue &A, unsigned I) {
+  return I < A.getArrayInitializedElts() ? A.getArrayInitializedElt(I)
+                                         : A.getArrayFiller();
+}
+
+/// The dims of an evaluated spmd::PartitionSpec: per dim, its axes in order
+/// (outer to inner), empty for None; nullopt when it is not a constant.
+std::optional<SmallVector<SmallVector<std::string, 2>, 4>>
+partitionSpecOf(const APValue &V) {
+  if (!V.isStruct() || V.getStructNumFields() < 1 ||
+      !V.getStructField(0).isArray())
+    return std::nullopt;
+  const APValue &Dims = V.getStructField(0);
+  SmallVector<SmallVector<std::string, 2>, 4> Out;
+  for (unsigned D = 0; D < Dims.getArraySize(); ++D) {
+    const APValue &E = arrayElt(Dims, D);
+    if (!E.isStruct() || E.getStructNumFields() < 2 ||
+        !E.getStructField(0).isArray() || !E.getStructField(1).isInt())
+      return std::nullopt;
+    int64_t Count = E.getStructField(1).getInt().getExtValue();
+    if (Count < 0)
+      break; // an unused trailing parameter of spmd::spec
+    const APValue &Axes = E.getStructField(0);
+    SmallVector<std::string, 2> Dim;
+    for (int64_t A = 0; A < Count && A < Axes.getArraySize(); ++A) {
+      std::optional<std::string> Name = stringOf(arrayElt(Axes, A));
+      if (!Name || Name->empty())
+        return std::nullopt;
+      Dim.push_back(*Name);
+    }
+    Out.push_back(std::move(Dim));
+  }
+  return Out;
+}
+
+/// An `spmd::spec(...)` entry of [[spmd::type]], converted to `axis = S(i)`
+/// entries (spec §12.1) with the spec's length as rank. Reports and returns
+/// false on a bad spec; leaves \p IsSpec false when \p E is not a spec.
+bool specEntry(Sema &S, const Expr *E, SmallVectorImpl<AxisEntry> &Entries,
+               int &Rank, bool &IsSpec) {
+  IsSpec = false;
+  if (E->containsErrors() || !isSpmdRecord(E->getType(), "PartitionSpec"))
+    return true;
+  IsSpec = true;
+  Expr::EvalResult R;
+  std::optional<SmallVector<SmallVector<std::string, 2>, 4>> Dims;
+  if (E->EvaluateAsRValue(R, S.getASTContext()))
+    Dims = partitionSpecOf(R.Val);
+  if (!Dims) {
+    S.Diag(E->getExprLoc(),
+           customDiag(S, DiagnosticsEngine::Error,
+                      "'spmd::spec' in 'spmd::type' must be a constant "
+                      "expression whose entries are spmd::None, an "
+                      "spmd::Axis constant (SPMD_AXIS) or a tuple {dp, tp}"))
+        << E->getSourceRange();
+    return false;
+  }
+  bool OK = true;
+  for (unsigned D = 0; D < Dims->size(); ++D) {
+    const auto &Axes = (*Dims)[D];
+    if (Axes.size() > 1) {
+      // The lattice keeps one shard dim per axis, not the order of several
+      // axes on one dim, so S(i) on each would lose which one is outer.
+      std::string List = llvm::join(Axes, ", ");
+      S.Diag(E->getExprLoc(),
+             customDiag(S, DiagnosticsEngine::Error,
+                        "dim %0 of 'spmd::spec' is split across several "
+                        "axes {%1}; the plugin does not track the order of "
+                        "axes on one dim: view the dim as one dim per axis "
+                        "(e.g. [%2]) and give each its own entry, or type "
+                        "these axes 'V'"))
+          << D << List << llvm::join(Axes, "][") << E->getSourceRange();
+      OK = false;
+      continue;
+    }
+    if (Axes.empty())
+      continue;
+    AxisEntry Entry;
+    Entry.Axis = Axes.front();
+    Entry.Type = PerAxisType{TypeKind::Shard, int(D)};
+    Entry.Loc = E->getExprLoc();
+    Entries.push_back(std::move(Entry));
+  }
+  Rank = int(Dims->size());
+  return OK;
+}
+
 struct SpmdAttrInfo : public ParsedAttrInfo {
   AttrWhich Which;
 
@@ -683,7 +772,26 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     TypeAnnotation A;
     A.Loc = Attr.getLoc();
     bool OK = true;
+    // A rank from spmd::rank and one from spmd::spec, checked to agree.
+    int SpecRank = -1;
+    SourceLocation SpecLoc;
+    SmallVector<AxisEntry, 4> Parsed;
     for (unsigned I = 0; I < Attr.getNumArgs(); ++I) {
+      bool IsSpec = false;
+      int ThisRank = -1;
+      if (!specEntry(S, Attr.getArgAsExpr(I), Parsed, ThisRank, IsSpec))
+        OK = false;
+      if (IsSpec) {
+        if (SpecLoc.isValid()) {
+          S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
+                 customDiag(S, DiagnosticsEngine::Error,
+                            "'spmd::spec' given twice in 'spmd::type'"));
+          OK = false;
+        }
+        SpecLoc = Attr.getArgAsExpr(I)->getExprLoc();
+        SpecRank = ThisRank;
+        continue;
+      }
       if (std::optional<int> R = rankEntry(S, Attr.getArgAsExpr(I))) {
         if (*R < 0 || A.Rank >= 0) {
           S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
@@ -702,6 +810,21 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         OK = false;
         continue;
       }
+      Parsed.push_back(std::move(*E));
+    }
+    if (SpecLoc.isValid() && A.Rank >= 0 && A.Rank != SpecRank) {
+      S.Diag(SpecLoc, customDiag(S, DiagnosticsEngine::Error,
+                                 "'spmd::spec' has %0 entries but "
+                                 "'spmd::rank(%1)' says the tensor has %1 "
+                                 "dims; a PartitionSpec has one entry per "
+                                 "dim (write spmd::None for unsharded dims)"))
+          << SpecRank << A.Rank;
+      OK = false;
+    } else if (SpecLoc.isValid()) {
+      A.Rank = SpecRank;
+    }
+    for (AxisEntry &Entry : Parsed) {
+      const AxisEntry *E = &Entry;
       if (const AxisEntry *Prev = A.entry(E->Axis)) {
         S.Diag(E->Loc, customDiag(S, DiagnosticsEngine::Error,
                                   "axis '%0' appears twice in 'spmd::type'"))
@@ -712,9 +835,9 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         OK = false;
         continue;
       }
-      A.Entries.push_back(std::move(*E));
+      A.Entries.push_back(std::move(Entry));
     }
-    if (OK && A.Entries.empty()) {
+    if (OK && A.Entries.empty() && !SpecLoc.isValid()) {
       S.Diag(Attr.getLoc(),
              customDiag(S, DiagnosticsEngine::Error,
                         "'spmd::type' with 'spmd::rank' needs at least one "

@@ -1,0 +1,58 @@
+// PartitionSpec annotations (docs/plugin.md "Global mode"): spmd::spec(...)
+// in [[spmd::type]] gives dim i's axis the type S(i) and the tensor its rank
+// (spec §12.1); the other axes are written as `axis = type` beside it. Several
+// axes on one dim are rejected (the plugin keeps one shard dim per axis, not
+// their order); so are an axis given twice and a spec whose length is not the
+// rank. The second run shows the spec is accepted in local mode (S(i) as V).
+// RUN-PLUGIN: -Xclang -verify=global -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-strict
+// RUN-PLUGIN: -Xclang -verify=local
+#include "Inputs/prelude.h"
+
+using spmd::None;
+
+// --- a spec is S(i) per axis, with the rank --------------------------------
+
+SPMD_TYPE(tp = R)
+Tensor spec_last_dim(SPMD_TYPE(spmd::spec(None, None, tp)) const Tensor& x) {
+  auto ok = spmd::all_gather(x, tp, S(-1), R); // S(2) of rank 3 is S(-1)
+  return ok + spmd::all_gather(x, tp, S(0), R); // global-error {{sharded on dim 2 (S(2))}} global-note {{did you mean src = S(2)?}}
+  // global-note@-3 {{type V on axis 'tp' declared here}}
+}
+
+// Row-parallel matmul from specs: the contraction dim is sharded on both.
+SPMD_TYPE(dp = S(0), tp = R)
+Tensor row_parallel(SPMD_TYPE(spmd::spec(dp, tp)) const Tensor& x,
+                    SPMD_TYPE(spmd::spec(tp, None), dp = R) const Tensor& w) {
+  return spmd::all_reduce(x.mm(w), tp, P, R);
+}
+
+// The same with the full (unsplit) input: rejected at the matmul.
+SPMD_TYPE(dp = S(0), tp = R)
+Tensor full_input(SPMD_TYPE(spmd::spec(dp, None), tp = R) const Tensor& x,
+                  SPMD_TYPE(spmd::spec(tp, None), dp = R) const Tensor& w) {
+  return spmd::all_reduce(x.mm(w), tp, P, R); // global-error {{No valid sharding strategy for x.mm on axis tp: args[1] is sharded on dim 0, the contraction dim (j), but args[0] is replicated on its dim 1}} global-note {{suggestion: shard args[0] on dim 1 as well}}
+  // global-warning@-1 {{sharded on axis 'tp' on an unknown dim}} global-note@-1 {{type V on axis 'tp' inferred from this operation}}
+  // global-note@-4 {{'x' has type R on axis 'tp' declared here}} global-note@-3 {{'w' has type V on axis 'tp' declared here}}
+}
+
+// A spec with only None entries: a rank, no shard.
+SPMD_TYPE(tp = R)
+Tensor spec_none(SPMD_TYPE(spmd::spec(None, None), tp = R) const Tensor& x) {
+  return x;
+}
+
+// --- bad specs ---------------------------------------------------------------
+
+void axis_twice(SPMD_TYPE(spmd::spec(tp, tp)) const Tensor& x); // global-error {{axis 'tp' appears twice in 'spmd::type'}} global-note {{axis 'tp' first given here}} local-error {{axis 'tp' appears twice in 'spmd::type'}} local-note {{axis 'tp' first given here}}
+
+void axis_in_spec_and_map(SPMD_TYPE(spmd::spec(tp, None), tp = R) const Tensor& x); // global-error {{axis 'tp' appears twice in 'spmd::type'}} global-note {{axis 'tp' first given here}} local-error {{axis 'tp' appears twice}} local-note {{first given here}}
+
+void tuple_dim(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x); // global-error {{dim 0 of 'spmd::spec' is split across several axes {dp, tp}; the plugin does not track the order of axes on one dim: view the dim as one dim per axis (e.g. [dp][tp]) and give each its own entry, or type these axes 'V'}} local-error {{split across several axes {dp, tp}}}
+
+void rank_mismatch(SPMD_TYPE(spmd::spec(tp, None), spmd::rank(3)) const Tensor& x); // global-error {{'spmd::spec' has 2 entries but 'spmd::rank(3)' says the tensor has 3 dims; a PartitionSpec has one entry per dim (write spmd::None for unsharded dims)}} local-error {{has 2 entries}}
+
+void spec_twice(SPMD_TYPE(spmd::spec(tp), spmd::spec(dp)) const Tensor& x); // global-error {{'spmd::spec' given twice in 'spmd::type'}} local-error {{given twice}}
+
+void unknown_axis(SPMD_TYPE(spmd::spec(ep, None)) const Tensor& x); // global-error {{use of undeclared identifier 'ep'}} local-error {{use of undeclared identifier 'ep'}}
+
+void unnamed_axis(SPMD_TYPE(spmd::spec(spmd::Axis{""})) const Tensor& x); // global-error {{'spmd::spec' in 'spmd::type' must be a constant expression whose entries are spmd::None, an spmd::Axis constant (SPMD_AXIS) or a tuple {dp, tp}}} local-error {{must be a constant expression}}
