@@ -7,13 +7,15 @@ flags, include paths and precompiled header), turned into a syntax-only run
 with -fplugin added. Used by `make demo` and by the tests in test/examples.
 
   plugin_compile.py --build-dir BUILD --plugin SO SOURCE [--expect-clean]
-                    [--expect REGEX ...] [--quiet]
+                    [--expect REGEX ...] [--plugin-arg ARG ...] [--quiet]
 
 --expect-clean: succeed only if the compiler succeeds with no diagnostic.
 --expect REGEX: succeed only if the compiler FAILS and its output matches
                 every REGEX (an error the plugin must report).
 --expect-at TEXT: also require an error or note on every line of SOURCE that
                 contains TEXT (e.g. the "// BUG" marker of examples/bugs).
+--plugin-arg ARG: add -fplugin-arg-spmd-check-ARG (e.g. global, strict) to
+                the build's own plugin arguments.
 Prints the compiler's output (unless --quiet) and a line "N SPMD diagnostics".
 Exit status 0 when the expectation holds, 1 when not, 2 on a usage error.
 """
@@ -42,7 +44,7 @@ def find_command(build_dir, source):
     sys.exit(f"error: {source} is not in {path}; is it part of a target?")
 
 
-def syntax_only(args, plugin):
+def syntax_only(args, plugin, plugin_args=()):
     out = []
     skip = False
     for a in args:
@@ -58,7 +60,9 @@ def syntax_only(args, plugin):
     # The source is the last argument; flags go before it.
     return out[:-1] + ["-fsyntax-only", "-fcolor-diagnostics"
                        if sys.stdout.isatty() else "-fno-color-diagnostics",
-                       f"-fplugin={plugin}"] + out[-1:]
+                       f"-fplugin={plugin}"] + [
+                           f"-fplugin-arg-spmd-check-{x}" for x in plugin_args
+                       ] + out[-1:]
 
 
 def main():
@@ -68,6 +72,7 @@ def main():
     p.add_argument("--expect-clean", action="store_true")
     p.add_argument("--expect", action="append", default=[])
     p.add_argument("--expect-at", action="append", default=[])
+    p.add_argument("--plugin-arg", action="append", default=[])
     p.add_argument("--quiet", action="store_true")
     p.add_argument("source")
     a = p.parse_args()
@@ -76,7 +81,7 @@ def main():
               "target first", file=sys.stderr)
         return 2
     directory, args = find_command(a.build_dir, a.source)
-    cmd = syntax_only(args, os.path.abspath(a.plugin))
+    cmd = syntax_only(args, os.path.abspath(a.plugin), a.plugin_arg)
     r = subprocess.run(cmd, cwd=directory, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     text = r.stdout
