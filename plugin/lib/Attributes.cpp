@@ -484,8 +484,9 @@ const APValue &arrayElt(const APValue &A, unsigned I) {
                                          : A.getArrayFiller();
 }
 
-/// The dims of an evaluated spmd::PartitionSpec: per dim, its axes in order
-/// (outer to inner), empty for None; nullopt when it is not a constant.
+/// The dims of an evaluated spmd::SpecAnnotation (a PartitionSpec): per dim,
+/// its axes in order (outer to inner), empty for None; nullopt when it is not a
+/// constant.
 std::optional<SmallVector<SmallVector<std::string, 2>, 4>>
 partitionSpecOf(const APValue &V) {
   if (!V.isStruct() || V.getStructNumFields() < 1 ||
@@ -520,7 +521,7 @@ partitionSpecOf(const APValue &V) {
 bool specEntry(Sema &S, const Expr *E, SmallVectorImpl<AxisEntry> &Entries,
                int &Rank, bool &IsSpec) {
   IsSpec = false;
-  if (E->containsErrors() || !isSpmdRecord(E->getType(), "PartitionSpec"))
+  if (E->containsErrors() || !isSpmdRecord(E->getType(), "SpecAnnotation"))
     return true;
   IsSpec = true;
   Expr::EvalResult R;

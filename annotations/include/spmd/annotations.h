@@ -91,38 +91,37 @@ inline constexpr NoneType None{};
 /// One entry of a PartitionSpec (spec §12.1): none, one axis, or an ordered
 /// tuple of axes `{dp, tp}` (outer to inner). An empty tuple `{}` does not
 /// compile (spec §12.1: InvalidArgument).
-struct SpecEntry {
+struct SpecDim {
   const char* axes[3] = {nullptr, nullptr, nullptr};
   int count = -1;  ///< number of axes; 0 for None; -1 for "no such dim"
 
-  SpecEntry() = delete;
-  constexpr SpecEntry(NoneType) : count(0) {}
-  constexpr SpecEntry(Axis a) : axes{a.name, nullptr, nullptr}, count(1) {}
-  constexpr SpecEntry(Axis a, Axis b)
-      : axes{a.name, b.name, nullptr}, count(2) {}
-  constexpr SpecEntry(Axis a, Axis b, Axis c)
+  SpecDim() = delete;
+  constexpr SpecDim(NoneType) : count(0) {}
+  constexpr SpecDim(Axis a) : axes{a.name, nullptr, nullptr}, count(1) {}
+  constexpr SpecDim(Axis a, Axis b) : axes{a.name, b.name, nullptr}, count(2) {}
+  constexpr SpecDim(Axis a, Axis b, Axis c)
       : axes{a.name, b.name, c.name}, count(3) {}
   /// The filler of unused trailing parameters of spmd::spec.
-  static constexpr SpecEntry absent() { return SpecEntry(0); }
+  static constexpr SpecDim absent() { return SpecDim(0); }
 
  private:
-  constexpr explicit SpecEntry(int) : count(-1) {}
+  constexpr explicit SpecDim(int) : count(-1) {}
 };
 
 /// A tensor's PartitionSpec: one entry per tensor dim (spec §12.1).
-struct PartitionSpec {
-  SpecEntry dims[8];
+struct SpecAnnotation {
+  SpecDim dims[8];
 };
 
 /// `spmd::spec(tp, None, {dp, ep})`: a PartitionSpec as an entry of
 /// `[[spmd::type(...)]]`. Dim i listing axis a means `a = S(i)`; the number
 /// of entries is the tensor's rank. Up to 8 dims.
-constexpr PartitionSpec spec(
-    SpecEntry d0 = SpecEntry::absent(), SpecEntry d1 = SpecEntry::absent(),
-    SpecEntry d2 = SpecEntry::absent(), SpecEntry d3 = SpecEntry::absent(),
-    SpecEntry d4 = SpecEntry::absent(), SpecEntry d5 = SpecEntry::absent(),
-    SpecEntry d6 = SpecEntry::absent(), SpecEntry d7 = SpecEntry::absent()) {
-  return PartitionSpec{{d0, d1, d2, d3, d4, d5, d6, d7}};
+constexpr SpecAnnotation spec(
+    SpecDim d0 = SpecDim::absent(), SpecDim d1 = SpecDim::absent(),
+    SpecDim d2 = SpecDim::absent(), SpecDim d3 = SpecDim::absent(),
+    SpecDim d4 = SpecDim::absent(), SpecDim d5 = SpecDim::absent(),
+    SpecDim d6 = SpecDim::absent(), SpecDim d7 = SpecDim::absent()) {
+  return SpecAnnotation{{d0, d1, d2, d3, d4, d5, d6, d7}};
 }
 
 }  // namespace spmd
