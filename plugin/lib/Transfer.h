@@ -187,7 +187,7 @@ private:
     Value V;
   };
   struct Operands {
-    std::vector<core::Operand> Core; // types left empty: see coreOperands
+    std::vector<core::Operand> Core;    // types left empty: see coreOperands
     std::vector<OperandSource> Sources; // parallel to Core
   };
   /// Global mode: the rank of \p Out and its shard dims on the axes some
