@@ -99,7 +99,8 @@ class ColumnParallelLinearImpl : public torch::nn::Module {
   ColumnParallelLinearImpl(int64_t in, int64_t out, bool bias,
                            bool gather_output, const ParallelArgs& args);
 
-  SPMD_TYPE(dp = V, tp = S(-1))
+  /// Split on the features, or gathered when built with gather_output.
+  SPMD_TYPE(dp = V, tp = S(-1)) SPMD_WHEN(gather_output_, tp = I)
   Tensor forward(SPMD_TYPE(dp = V, tp = I) Tensor input);
 
  private:
@@ -117,8 +118,12 @@ class RowParallelLinearImpl : public torch::nn::Module {
                         bool input_is_parallel, bool reduce_results,
                         const ParallelArgs& args);
 
-  SPMD_TYPE(dp = V, tp = I)
-  Tensor forward(SPMD_TYPE(dp = V, tp = S(-1)) Tensor input);
+  /// Reduced over tp, or the pending sum when built without reduce_results;
+  /// the input is the split features, or the whole activation when built
+  /// without input_is_parallel.
+  SPMD_TYPE(dp = V, tp = I) SPMD_UNLESS(reduce_results_, tp = P)
+  Tensor forward(SPMD_TYPE(dp = V, tp = S(-1))
+                     SPMD_UNLESS(input_is_parallel_, tp = I) Tensor input);
 
  private:
   SPMD_TYPE(dp = R, tp = S(1), spmd::rank(2)) Tensor weight_;

@@ -1,5 +1,6 @@
 // linear.cpp - column-, row- and QKV-parallel linear layers.
 #include "engine.h"
+#include <stdexcept>
 
 namespace engine {
 
@@ -44,6 +45,9 @@ RowParallelLinearImpl::RowParallelLinearImpl(int64_t in, int64_t out, bool bias,
     : input_is_parallel_(input_is_parallel),
       reduce_results_(reduce_results),
       args_(args) {
+  if (bias && !reduce_results)
+    throw std::invalid_argument(
+        "a bias without reduce_results would be summed tp times");
   weight_ = make_param(*this, "weight", {out, in / args.tp_size()});
   if (bias) bias_ = register_parameter("bias", torch::zeros({out}));
 }
@@ -51,11 +55,12 @@ RowParallelLinearImpl::RowParallelLinearImpl(int64_t in, int64_t out, bool bias,
 SPMD_TYPE(dp = V, tp = I)
 Tensor RowParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = S(-1))
                                           Tensor input) {
+  Tensor input_parallel = input;
   if (!input_is_parallel_) {
     // Keep this rank's slice of the features.
-    input = spmd::convert(input, tp, I, S(-1));
+    input_parallel = spmd::convert(input, tp, I, S(-1));
   }
-  auto output_parallel = torch::linear(input, weight_);
+  auto output_parallel = torch::linear(input_parallel, weight_);
   auto partial = output_parallel; // P by propagation (global mode)
   Tensor output;
   if (reduce_results_ && args_.tp_size() > 1) {
@@ -63,7 +68,7 @@ Tensor RowParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = S(-1))
   } else {
     output = partial;
   }
-  if (bias_.defined()) {
+  if (reduce_results_ && bias_.defined()) {  // see the constructor
     output = output + bias_;
   }
   return output;

@@ -228,31 +228,29 @@ MUTANTS = [
     dict(id="flag_gather_output", file="model.cpp",
          original="""                           /*bias=*/false, /*gather_output=*/false, args));""",
          replacement="""                           /*bias=*/false, /*gather_output=*/true, args));""",
+         at="""  return down_proj_(act);""",
          desc="MLP gate/up projection built with gather_output=true: the "
               "down projection then gets the whole activation",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="flag_input_is_parallel", file="model.cpp",
          original="""                        /*bias=*/false, /*input_is_parallel=*/true,""",
          replacement="""                        /*bias=*/false, /*input_is_parallel=*/false,""",
+         at="""  return o_proj_->forward(context);""",
          desc="o_proj built with input_is_parallel=false: the already split "
               "context is split again",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="flag_reduce_results", file="model.cpp",
          original="""                                     /*reduce_results=*/true, args));""",
          replacement="""                                     /*reduce_results=*/false, args));""",
+         at="""  return down_proj_(act);""",
          desc="down_proj built with reduce_results=false and nobody reduces "
               "its partial output",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
 ]
 
 EXPECTED_FALSE_ALARMS = [
-    # (file, text of the line, kind)
-    # layout flags (gather_output_, input_is_parallel_, reduce_results_
-    # together with a size-1 guard)
-    ("linear.cpp", "return output;", "path-conflict"),
-    ("linear.cpp", "input = spmd::convert(input, tp, I, S(-1));",
-     "collective-input"),
-    ("linear.cpp", "output = output + bias_;", "path-conflict"),
+    # (file, text of the line, kind); the layout flags' three are gone since
+    # the layers carry [[spmd::when]] / [[spmd::unless]] (docs/plugin.md)
 ]
 
 HOLDER = "module holder operator() / forwarding holder"
