@@ -27,8 +27,15 @@ bool isSpmdFunction(const FunctionDecl *FD) {
 bool TypeClassifier::isTensor(QualType T) {
   if (T.isNull())
     return false;
+  // Asked for the same few types again and again: cached per Type node
+  // (qualifiers do not matter).
+  auto [It, New] = TypeCache.try_emplace(T.getTypePtr(), false);
+  if (!New)
+    return It->second;
   const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  return RD && isTensorRecord(RD);
+  bool R = RD && isTensorRecord(RD);
+  TypeCache[T.getTypePtr()] = R; // isTensorRecord (bases) may grow the map
+  return R;
 }
 
 bool TypeClassifier::isScalar(QualType T) {

@@ -48,6 +48,7 @@ private:
   bool isContainerRecord(const clang::CXXRecordDecl *RD);
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> Cache;
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> ContainerCache;
+  llvm::DenseMap<const clang::Type *, bool> TypeCache; // isTensor
 };
 
 /// Whether \p E is an optional tensor that is certainly empty: a default

@@ -106,7 +106,7 @@ FactMap Transfer::block(const CFGBlock &B, FactMap In, ProblemHandler *Handler,
   Cur = In;
   H = Handler;
   SizeOne = SizeOneAxes;
-  Memo.clear();
+  ++MemoVisit; // forgets the values of the previous visit
   for (const CFGElement &E : B) {
     if (std::optional<CFGStmt> S = E.getAs<CFGStmt>())
       stmt(S->getStmt());
@@ -205,12 +205,15 @@ void Transfer::stmt(const Stmt *S) {
 Value Transfer::eval(const Expr *E) {
   if (!E)
     return Value::unknown();
-  E = skipTransparent(E, Types);
+  auto [S, New] = Skipped.try_emplace(E, nullptr);
+  if (New)
+    S->second = skipTransparent(E, Types);
+  E = S->second;
   auto It = Memo.find(E);
-  if (It != Memo.end())
-    return It->second;
-  Value V = evalUncached(E);
-  Memo[E] = V;
+  if (It != Memo.end() && It->second.first == MemoVisit)
+    return It->second.second;
+  Value V = evalUncached(E); // may grow Memo: It is stale
+  Memo[E] = {MemoVisit, V};
   return V;
 }
 

@@ -187,7 +187,7 @@ private:
     Value V;
   };
   struct Operands {
-    std::vector<core::Operand> Core;
+    std::vector<core::Operand> Core;    // types left empty: see coreOperands
     std::vector<OperandSource> Sources; // parallel to Core
   };
   /// Global mode: the rank of \p Out and its shard dims on the axes some
@@ -202,6 +202,7 @@ private:
   void checkUnknownShard(const Value &V, const clang::Expr *E, AxisId Axis,
                          std::optional<core::TypeError> Why = std::nullopt);
   void addTensorOperand(Operands &Ops, const clang::Expr *E, int Pos);
+  std::vector<core::Operand> coreOperands(const Operands &Ops) const;
   void addArgument(Operands &Ops, const clang::Expr *A, int Pos);
   /// An op-type problem at \p CE for the core's error \p Err: location,
   /// call, axis and where the operands' types on that axis came from (the
@@ -268,7 +269,14 @@ private:
   FactMap Cur;
   ProblemHandler *H = nullptr;
   llvm::ArrayRef<AxisId> SizeOne;
-  llvm::DenseMap<const clang::Expr *, Value> Memo; // per block
+  /// The value of each expression in the current block visit (an entry of
+  /// an older visit, MemoVisit, is stale): not cleared per visit, so the map
+  /// does not shrink and grow again from block to block.
+  llvm::DenseMap<const clang::Expr *, std::pair<unsigned, Value>> Memo;
+  unsigned MemoVisit = 0;
+  /// skipTransparent of each expression evaluated (it depends on the AST
+  /// only, so it is kept across block visits).
+  llvm::DenseMap<const clang::Expr *, const clang::Expr *> Skipped;
   llvm::DenseMap<const clang::VarDecl *, unsigned> VarIndex;
   /// Reference variables bound to a variable or a field (never rebound).
   llvm::DenseMap<const clang::VarDecl *, const clang::ValueDecl *> Aliases;

@@ -37,12 +37,24 @@ void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
         checkUse(V, E, Axis);
   checkUnknownUse(V, E);
   checkMesh(V, E);
-  core::TensorType Known = knownPart(V);
+  // The core's TensorType of the operand (knownPart(V)) is built only when
+  // the core is asked (coreOperands): most ops hit the verdict memo.
   std::optional<core::TensorType> T;
-  if (!Known.empty() || !V.isOpen())
-    T = std::move(Known);
+  if (V.hasKnownAxis() || !V.isOpen())
+    T.emplace();
   Ops.Core.push_back(core::Operand::tensor(std::move(T), Pos));
   Ops.Sources.push_back({E, std::move(V)});
+}
+
+/// Ops.Core with each tensor operand's known axis types filled in from its
+/// value (addTensorOperand leaves them empty).
+std::vector<core::Operand> Transfer::coreOperands(const Operands &Ops) const {
+  std::vector<core::Operand> Core = Ops.Core;
+  for (size_t I = 0; I < Core.size(); ++I)
+    if (Core[I].kind == core::Operand::Kind::Tensor && Core[I].type &&
+        Ops.Sources[I].E)
+      Core[I].type = knownPart(Ops.Sources[I].V);
+  return Core;
 }
 
 void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
@@ -84,6 +96,8 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
     return Value::unknown(); // sizes, item, comparisons to bool, ...
 
   Operands Ops;
+  Ops.Core.reserve(Args.size() + 1);
+  Ops.Sources.reserve(Args.size() + 1);
   int Pos = 0;
   if (Receiver)
     addTensorOperand(Ops, Receiver, Pos++);
@@ -139,7 +153,7 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
   if (!New)
     return It->second;
   core::Result<core::TensorType> R =
-      core::infer(Info, Ops.Core, inferenceContext());
+      core::infer(Info, coreOperands(Ops), inferenceContext());
   if (!R.ok())
     It->second.Error = R.error();
   else
@@ -215,6 +229,7 @@ void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
     AxisId A = *P.Axis;
     // A repair when converting one operand makes the op legal.
     core::InferenceContext IC = inferenceContext();
+    std::vector<core::Operand> Core = coreOperands(Ops);
     for (size_t I = 0; I < Ops.Sources.size() && !P.Fix; ++I) {
       const OperandSource &S = Ops.Sources[I];
       std::optional<PerAxisType> K = S.E ? S.V.knownOn(A) : std::nullopt;
@@ -223,7 +238,7 @@ void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
       for (PerAxisType Target : {types::R, types::V}) {
         if (Target == *K)
           continue;
-        std::vector<core::Operand> Alt = Ops.Core;
+        std::vector<core::Operand> Alt = Core;
         Alt[I].type->set(Err.axis, Target);
         if (!core::infer(Info, Alt, IC).ok())
           continue;
