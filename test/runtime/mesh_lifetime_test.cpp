@@ -8,6 +8,9 @@ namespace {
 
 SPMD_AXIS(dp);
 SPMD_AXIS(tp);
+// The second meshes use `ep`, not `tp`: one World names one layout per axis
+// name (spec §10.1), and tp=4 is already (4:1).
+SPMD_AXIS(ep);
 
 using namespace spmd::types;
 using testing::run_ranks;
@@ -31,7 +34,7 @@ TEST(MeshLifetime, DestroyedMeshStaysCurrentThroughTheGuardsCopy) {
   EXPECT_EQ(resolve_axis("tp").local_rank, 1);
   {
     // An inner guard on another mesh, then back to the copy.
-    DeviceMesh inner(world, {{dp, 2}, {tp, 2}});
+    DeviceMesh inner(world, {{dp, 2}, {ep, 2}});
     MeshGuard g2(inner);
     EXPECT_EQ(current_mesh(), &inner);
   }
@@ -42,7 +45,7 @@ TEST(MeshLifetime, ReassignedMeshLeavesTheGuardOnTheOldValue) {
   auto world = World::fake(0, 4);
   DeviceMesh mesh(world, {{tp, 4}});
   MeshGuard guard(mesh);
-  mesh = DeviceMesh(world, {{dp, 2}, {tp, 2}});
+  mesh = DeviceMesh(world, {{dp, 2}, {ep, 2}});
   EXPECT_EQ(current_mesh()->to_string(), "DeviceMesh(tp=4)");
 }
 

@@ -34,6 +34,10 @@ inline void run_ranks(
   std::vector<std::thread> threads;
   std::mutex mu;
   std::vector<std::string> failures;
+  // Every World lives until all ranks are done: a rank whose body fails
+  // early must not close its connections while a peer is still in its
+  // rendezvous (that peer would see "Connection closed by peer").
+  std::vector<std::shared_ptr<World>> worlds(size);
   for (int r = 0; r < size; ++r) {
     threads.emplace_back([&, r] {
       try {
@@ -41,6 +45,7 @@ inline void run_ranks(
         options.timeout = timeout;
         options.gloo_hostname = "127.0.0.1";
         auto world = World::create(Backend::Gloo, r, size, store, options);
+        worlds[r] = world;
         fn(world);
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(mu);
