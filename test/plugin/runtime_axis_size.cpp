@@ -50,6 +50,26 @@ Tensor process_group_size(SPMD_TYPE(tp = P) const Tensor& x,
   return spmd::all_reduce(x, tp, P, I);
 }
 
+// spmd::testing::Rank::axis_size(tp) (<spmd/testing.h> needs more of libtorch
+// than the stand-in headers have: its declaration, as written there).
+namespace spmd::testing {
+class Rank {
+public:
+  int64_t axis_size(const Axis &axis) const;
+  int64_t coordinate(const Axis &axis) const;
+};
+} // namespace spmd::testing
+
+SPMD_TYPE(tp = I)
+Tensor simulated_rank(SPMD_TYPE(tp = P) const Tensor& x,
+                      const spmd::testing::Rank& rank) {
+  if (rank.axis_size(tp) == 1)
+    return x;
+  if (rank.coordinate(tp) == 0)
+    return x; // expected-error {{returned value has type P on axis 'tp'}}
+  return spmd::all_reduce(x, tp, P, I);
+}
+
 // Not a guard: another axis, another number, another field.
 SPMD_TYPE(tp = I)
 Tensor other_axis(SPMD_TYPE(tp = P) const Tensor& x,
