@@ -691,6 +691,46 @@ void LayoutTable::validate(DiagnosticsEngine &DE) {
                    "tracks; remove the annotation")
         << Name << T.getAsString(printing(Ctx));
   }
+
+  // Redeclarations of a function that annotate its result or a parameter
+  // differently: which one a call sees depends on the declaration it names.
+  for (const Decl *D : Table.typedDecls()) {
+    const FunctionDecl *FD = FunctionOf(D);
+    const TypeAnnotation *Own = Table.ownType(D);
+    if (!FD || !Own)
+      continue;
+    int Param = -1;
+    if (const auto *P = dyn_cast<ParmVarDecl>(D))
+      Param = int(P->getFunctionScopeIndex());
+    for (const FunctionDecl *Prev = FD->getPreviousDecl(); Prev;
+         Prev = Prev->getPreviousDecl()) {
+      if (Param >= int(Prev->getNumParams()))
+        break;
+      const TypeAnnotation *Earlier =
+          Table.ownType(Param < 0 ? static_cast<const Decl *>(Prev)
+                                  : Prev->getParamDecl(Param));
+      if (!Earlier)
+        continue;
+      if (!sameType(*Own, *Earlier)) {
+        std::string What =
+            Param < 0
+                ? std::string("the result")
+                : "parameter " +
+                      (FD->getParamDecl(Param)->getIdentifier()
+                           ? "'" + FD->getParamDecl(Param)->getName().str() +
+                                 "'"
+                           : "#" + std::to_string(Param + 1));
+        Warn(Own->Loc, "'spmd::type' on %0 of '%1' is %2 here but %3 on an "
+                       "earlier declaration; which one a call uses depends on "
+                       "the declaration it sees: make them agree, or annotate "
+                       "one declaration only")
+            << What << FD->getQualifiedNameAsString() << Own->str()
+            << Earlier->str();
+        Note(Earlier->Loc, "earlier annotation is here");
+      }
+      break; // the earlier one was compared with its own predecessors
+    }
+  }
 }
 
 } // namespace spmd::plugin

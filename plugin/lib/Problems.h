@@ -71,6 +71,7 @@ struct Destination {
     Argument,      ///< Callee's parameter ParamIndex
     Return,        ///< Decl: the function
     InPlaceResult, ///< Mutated: the tensor an in-place op writes
+    Push,          ///< Decl: the container (variable or field) pushed into
   } Kind = VarInit;
   const clang::NamedDecl *Decl = nullptr;
   const clang::FunctionDecl *Callee = nullptr;

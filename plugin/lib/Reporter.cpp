@@ -318,6 +318,10 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
     Subject = "value assigned to " + Quoted(Dest.Decl);
     Target = Quoted(Dest.Decl) + " is declared";
     break;
+  case Destination::Push:
+    Subject = "value pushed into " + Quoted(Dest.Decl);
+    Target = "the elements of " + Quoted(Dest.Decl) + " are declared";
+    break;
   case Destination::Argument: {
     const ParmVarDecl *Param = Dest.Callee->getParamDecl(Dest.ParamIndex);
     Subject = "argument " + describe(P.Subject) + " of " + Quoted(Dest.Callee);

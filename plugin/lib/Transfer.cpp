@@ -271,6 +271,8 @@ Value Transfer::evalUncached(const Expr *E) {
     }
     if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types))
       return Value::unknown();
+    if (CE->getNumArgs() == 0 && !Types.isOptionalTensor(CE->getType()))
+      return Value::empty(); // `std::vector<Tensor> v;`: filled by pushes
     llvm::SmallVector<const Expr *, 4> Elems;
     for (const Expr *A : CE->arguments()) {
       if (Types.isTracked(A->getType()) ||
@@ -646,7 +648,7 @@ std::optional<Value> Transfer::evalContainerCall(const CallExpr *CE,
     }
     if ((OO == OO_Subscript || OO == OO_Star || OO == OO_Arrow) &&
         Types.isTensorContainer(Obj->getType()))
-      return eval(Obj); // an element
+      return elementOf(eval(Obj));
     if (OO == OO_Star && CE->getNumArgs() == 1 &&
         Types.isTracked(CE->getType()))
       return derefIterator(Obj);
@@ -657,9 +659,12 @@ std::optional<Value> Transfer::evalContainerCall(const CallExpr *CE,
     const CXXMethodDecl *MD = MC->getMethodDecl();
     if (!Obj || !MD || !Types.isTensorContainer(Obj->getType()))
       return std::nullopt;
+    if (MD->getIdentifier() && !Types.isOptionalTensor(Obj->getType()) &&
+        pushInto(Obj, MC, MD->getName()))
+      return Value::unknown();
     if (!Types.isTracked(CE->getType()))
-      return Value::unknown(); // has_value(), size(), begin(), ...
-    Value V = eval(Obj);       // value(), at(i), front(), back(), operator*
+      return Value::unknown();      // has_value(), size(), begin(), ...
+    Value V = elementOf(eval(Obj)); // value(), at(i), front(), back()
     if (MD->getIdentifier() && MD->getName() == "value_or" &&
         MC->getNumArgs() == 1)
       V = elementsOf({Obj, MC->getArg(0)});
@@ -670,7 +675,7 @@ std::optional<Value> Transfer::evalContainerCall(const CallExpr *CE,
   llvm::StringRef N = Callee->getName();
   if (N == "get" && CE->getNumArgs() == 1 &&
       Types.isTensorContainer(CE->getArg(0)->getType()))
-    return eval(CE->getArg(0));
+    return elementOf(eval(CE->getArg(0)));
   if ((N == "make_pair" || N == "make_tuple" || N == "tie" ||
        N == "forward_as_tuple") &&
       Types.isTensorContainer(CE->getType())) {
@@ -678,6 +683,75 @@ std::optional<Value> Transfer::evalContainerCall(const CallExpr *CE,
     return elementsOf(Elems);
   }
   return std::nullopt;
+}
+
+/// An element read from a container value: unknown when the container has
+/// no elements yet.
+Value Transfer::elementOf(const Value &Container) {
+  return Container.isEmpty() ? Value::unknown() : Container;
+}
+
+/// Disagreeing element types are unknown, not a conflict: each element keeps
+/// its own type, the checker just does not know which one is read.
+static void forgetConflicts(Value &V) {
+  bool Differ = false;
+  V.forEachFact([&](AxisId, AxisFact &F) {
+    if (F.isConflict()) {
+      F = AxisFact::unknown();
+      Differ = true;
+    }
+  });
+  if (Differ)
+    V.setOpen(true); // strict mode reports a use of it
+}
+
+/// `v.push_back(x)`, `emplace_back`, `insert`, ... and `clear()`: a value
+/// pushed into an annotated container (variable or field) is checked against
+/// its element type; an unannotated local gets the join of its elements.
+/// False when \p Name does not add or remove elements.
+bool Transfer::pushInto(const Expr *Obj, const CXXMemberCallExpr *MC,
+                        llvm::StringRef Name) {
+  bool Clear = Name == "clear";
+  if (!Clear && Name != "push_back" && Name != "emplace_back" &&
+      Name != "push_front" && Name != "emplace_front" && Name != "insert" &&
+      Name != "emplace")
+    return false;
+  LValue L = lvalueOf(Obj);
+  if (Clear) {
+    if (L.Var && !declaredType(L.Var))
+      setVar(L.Var, Value::empty());
+    return true;
+  }
+  // The pushed elements: tracked arguments (not iterators or counts); none
+  // (a range of iterators, a tensor built in place) is an unknown element.
+  llvm::SmallVector<const Expr *, 2> Elems;
+  for (const Expr *A : MC->arguments())
+    if (Types.isTracked(A->getType()) ||
+        isa<InitListExpr>(skipBraceWrappers(A)))
+      Elems.push_back(A);
+  Value Pushed = Elems.empty() ? Value::unknown() : elementsOf(Elems);
+  const Expr *Where = Elems.empty() ? Obj : Elems.front();
+  Destination D;
+  D.Kind = Destination::Push;
+  if (const VarDecl *VD = L.Var) {
+    if (const TypeAnnotation *A = declaredType(VD)) {
+      D.Decl = VD;
+      D.Declared = A;
+      checkAgainst(Pushed, *A, D, Where);
+    } else if (Types.isTracked(VD->getType())) {
+      Value V = eval(Obj);
+      V.join(Pushed);
+      forgetConflicts(V);
+      setVar(VD, V);
+    }
+  } else if (const FieldDecl *F = L.Field) {
+    if (const TypeAnnotation *A = TU.Table.typeOf(F)) {
+      D.Decl = F;
+      D.Declared = A;
+      checkAgainst(Pushed, *A, D, Where);
+    }
+  }
+  return true;
 }
 
 /// The type of every element: the elements' common type per axis; an axis on
@@ -704,15 +778,7 @@ Value Transfer::elementsOf(llvm::ArrayRef<const Expr *> Elems) {
   }
   if (!Out)
     return Value::unknown();
-  bool Differ = false;
-  Out->forEachFact([&](AxisId, AxisFact &F) {
-    if (F.isConflict()) {
-      F = AxisFact::unknown();
-      Differ = true;
-    }
-  });
-  if (Differ)
-    Out->setOpen(true); // strict mode reports a use of it
+  forgetConflicts(*Out);
   return *Out;
 }
 
@@ -729,14 +795,14 @@ Value Transfer::derefIterator(const Expr *It) {
     const CXXMethodDecl *MD = MC->getMethodDecl();
     if (MD && MD->getIdentifier() &&
         (MD->getName() == "begin" || MD->getName() == "cbegin"))
-      return eval(MC->getImplicitObjectArgument());
+      return elementOf(eval(MC->getImplicitObjectArgument()));
   }
   if (const auto *C = dyn_cast<CallExpr>(Init))
     if (const FunctionDecl *FD = C->getDirectCallee())
       if (FD->isInStdNamespace() && FD->getIdentifier() &&
           (FD->getName() == "begin" || FD->getName() == "cbegin") &&
           C->getNumArgs() == 1)
-        return eval(C->getArg(0));
+        return elementOf(eval(C->getArg(0)));
   return Value::unknown();
 }
 
@@ -788,8 +854,81 @@ void Transfer::report(Problem P) {
     H->handle(std::move(P));
 }
 
-std::optional<AxisId> Transfer::axisSizeOf(const Expr *E, unsigned Depth) {
+/// The axis named by an argument of the runtime's axis lookups: an
+/// spmd::Axis constant, its `.name`, or a string literal.
+static std::optional<std::string> runtimeAxisName(const Expr *E,
+                                                  const ASTContext &Ctx) {
+  E = E->IgnoreUnlessSpelledInSource()->IgnoreParenImpCasts();
+  if (const auto *SL = dyn_cast<StringLiteral>(E))
+    return SL->getString().str();
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    if (ME->getMemberDecl()->getIdentifier() &&
+        ME->getMemberDecl()->getName() == "name")
+      E = ME->getBase();
+  return evaluateAxis(E, Ctx, nullptr);
+}
+
+/// The axis of a `spmd::MeshAxisGroup` expression: `mesh.axis("tp")`,
+/// `*mesh.find("tp")`, `spmd::resolve_axis("tp")`.
+static std::optional<std::string> meshAxisGroupOf(const Expr *E,
+                                                  const ASTContext &Ctx) {
   E = E->IgnoreParenImpCasts();
+  if (const auto *UO = dyn_cast<UnaryOperator>(E);
+      UO && UO->getOpcode() == UO_Deref)
+    E = UO->getSubExpr()->IgnoreParenImpCasts();
+  const auto *CE = dyn_cast<CallExpr>(E);
+  const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
+  if (!F || !F->getIdentifier() || !isInTopNamespace(F, "spmd"))
+    return std::nullopt;
+  llvm::StringRef N = F->getName();
+  if (N != "axis" && N != "find" && N != "resolve_axis")
+    return std::nullopt;
+  unsigned First = isa<CXXOperatorCallExpr>(CE) ? 1 : 0;
+  if (CE->getNumArgs() != First + 1)
+    return std::nullopt;
+  return runtimeAxisName(CE->getArg(First), Ctx);
+}
+
+/// The runtime's own axis-size queries: `mesh.axis("tp").size` (also through
+/// `find` or `resolve_axis`), its process group's `getSize()`, and
+/// `spmd::testing::Rank::axis_size(tp)`.
+static std::optional<std::string> runtimeAxisSize(const Expr *E,
+                                                  const ASTContext &Ctx) {
+  if (const auto *ME = dyn_cast<MemberExpr>(E)) {
+    const auto *FD = dyn_cast<FieldDecl>(ME->getMemberDecl());
+    const RecordDecl *RD = FD ? FD->getParent() : nullptr;
+    if (FD && FD->getIdentifier() && FD->getName() == "size" &&
+        RD->getIdentifier() && RD->getName() == "MeshAxisGroup" &&
+        isInTopNamespace(RD, "spmd"))
+      return meshAxisGroupOf(ME->getBase(), Ctx);
+    return std::nullopt;
+  }
+  const auto *MC = dyn_cast<CXXMemberCallExpr>(E);
+  const CXXMethodDecl *MD = MC ? MC->getMethodDecl() : nullptr;
+  if (!MD || !MD->getIdentifier())
+    return std::nullopt;
+  if (MD->getName() == "axis_size" && isInTopNamespace(MD, "spmd") &&
+      MC->getNumArgs() == 1)
+    return runtimeAxisName(MC->getArg(0), Ctx);
+  if (MD->getName() == "getSize" && MC->getNumArgs() == 0) {
+    const Expr *Group = MC->getImplicitObjectArgument()->IgnoreParenImpCasts();
+    if (const auto *Arrow = dyn_cast<CXXOperatorCallExpr>(Group);
+        Arrow && Arrow->getOperator() == OO_Arrow)
+      Group = Arrow->getArg(0)->IgnoreParenImpCasts(); // intrusive_ptr's ->
+    if (const auto *G = dyn_cast<MemberExpr>(Group))
+      if (const auto *FD = dyn_cast<FieldDecl>(G->getMemberDecl());
+          FD && FD->getIdentifier() && FD->getName() == "group" &&
+          FD->getParent()->getIdentifier() &&
+          FD->getParent()->getName() == "MeshAxisGroup")
+        return meshAxisGroupOf(G->getBase(), Ctx);
+  }
+  return std::nullopt;
+}
+
+std::optional<AxisId> Transfer::axisSizeOf(const Expr *E, unsigned Depth) {
+  E = E->IgnoreParenCasts();
+  if (std::optional<std::string> A = runtimeAxisSize(E, Ctx))
+    return axis(*A);
   if (const auto *CE = dyn_cast<CallExpr>(E)) {
     if (const FunctionDecl *F = CE->getDirectCallee())
       if (const std::string *A = TU.Table.axisSizeOf(F))

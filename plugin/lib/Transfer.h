@@ -168,6 +168,9 @@ private:
   std::optional<Value> evalContainerCall(const clang::CallExpr *CE,
                                          const clang::FunctionDecl *Callee);
   Value elementsOf(llvm::ArrayRef<const clang::Expr *> Elems);
+  Value elementOf(const Value &Container);
+  bool pushInto(const clang::Expr *Obj, const clang::CXXMemberCallExpr *MC,
+                llvm::StringRef Name);
   Value derefIterator(const clang::Expr *It);
   // References: the variable or field a reference variable is bound to.
   struct LValue {

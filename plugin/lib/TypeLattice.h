@@ -168,6 +168,15 @@ public:
   using Entry = std::pair<AxisId, AxisFact>;
 
   static Value unknown() { return Value(); }
+  /// A container with no elements yet (`std::vector<Tensor> v;`): the bottom
+  /// of join, so a container filled by pushes gets the join of what was
+  /// pushed. Read as a tensor it is unknown.
+  static Value empty() {
+    Value V;
+    V.IsEmpty = true;
+    return V;
+  }
+  bool isEmpty() const { return IsEmpty; }
   static Value top() {
     Value V;
     V.IsTop = true;
@@ -227,6 +236,12 @@ public:
   /// Least upper bound: an axis present on one side only becomes unknown
   /// (with its types kept, so a conflict is still seen).
   void join(const Value &O) {
+    if (O.IsEmpty)
+      return;
+    if (IsEmpty) {
+      *this = O;
+      return;
+    }
     if (IsTop || O.IsTop) {
       *this = top();
       return;
@@ -254,8 +269,8 @@ public:
   /// Equality of the facts (the type sets, not their origins): what decides
   /// whether the dataflow has converged.
   friend bool operator==(const Value &X, const Value &Y) {
-    if (X.Open != Y.Open || X.IsTop != Y.IsTop || X.Rank != Y.Rank ||
-        X.Axes.size() != Y.Axes.size())
+    if (X.Open != Y.Open || X.IsTop != Y.IsTop || X.IsEmpty != Y.IsEmpty ||
+        X.Rank != Y.Rank || X.Axes.size() != Y.Axes.size())
       return false;
     for (size_t I = 0; I < X.Axes.size(); ++I)
       if (X.Axes[I].first != Y.Axes[I].first ||
@@ -270,6 +285,7 @@ private:
   llvm::SmallVector<Entry, 2> Axes; // sorted by AxisId
   bool Open = true;
   bool IsTop = false;
+  bool IsEmpty = false;
   int8_t Rank = -1; // -1: unknown
 };
 

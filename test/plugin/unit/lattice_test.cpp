@@ -130,6 +130,24 @@ TEST(Value, UnknownAndTop) {
   EXPECT_FALSE(X.knownOn(0));
 }
 
+TEST(Value, EmptyIsTheBottomOfJoin) {
+  // A container with no elements yet: joining it changes nothing, and
+  // joining into it gives the other side (pushes into an empty vector).
+  Value E = Value::empty();
+  EXPECT_TRUE(E.isEmpty());
+  EXPECT_TRUE(E.isUnknown());
+  EXPECT_NE(E, Value::unknown());
+  E.join(of({{0, types::V}}));
+  EXPECT_FALSE(E.isEmpty());
+  EXPECT_EQ(E, of({{0, types::V}}));
+  Value X = of({{0, types::P}});
+  X.join(Value::empty());
+  EXPECT_EQ(X, of({{0, types::P}}));
+  Value T = Value::empty();
+  T.join(Value::top());
+  EXPECT_TRUE(T.isTop());
+}
+
 TEST(Value, SetKeepsAxesSorted) {
   Value V = Value::closed();
   V.set(3, AxisFact::known(types::P, at(1)));
