@@ -9,7 +9,7 @@
 // line and column on first lookup.
 //
 // Line format (tab-separated): kind, file, line, column, then one of
-//   T <axis>=<type>[,<axis>=<type>...]   [[spmd::type]] (type as core prints it)
+//   T <axis>=<type>[,<axis>=<type>...]   [[spmd::type]] (core's spelling)
 //   M <axis>[,<axis>...]                 [[spmd::mesh]]
 //   O <nonlinear|linear|multilinear>     [[spmd::op]]
 //   U                                    [[spmd::unchecked]]
