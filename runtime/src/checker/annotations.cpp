@@ -139,6 +139,22 @@ const at::Tensor& assert_entries(const at::Tensor& x,
   return x;
 }
 
+const at::Tensor& mutate_axes(
+    const at::Tensor& x,
+    const std::vector<std::tuple<std::string, PerAxisType, PerAxisType>>& ups) {
+  TypeRef cur = type_of(x);
+  TensorType t = cur ? *cur : TensorType();
+  for (const auto& [axis, src, dst] : ups) {
+    core::Result<TensorType> r = core::mutate_type(t, axis, src, dst);
+    if (!r.ok())
+      throw_with_context(r.error(), "  In mutate_type(\n    x: " +
+                                        describe_tensor(x) + ",\n  )");
+    t = r.value();
+  }
+  stamp(x, intern(t));
+  return x;
+}
+
 }  // namespace internal
 
 using namespace internal;
@@ -181,14 +197,7 @@ const at::Tensor& mutate_type(const at::Tensor& x, const Axis& axis,
   if (st == nullptr) return x;
   const Ctx& ctx = current_ctx(*st);
   if (ctx.mesh && ctx.mesh->is_singleton(axis.name)) return x;
-  TypeRef cur = type_of(x);
-  core::Result<TensorType> r =
-      core::mutate_type(cur ? *cur : TensorType(), axis.name, src, dst);
-  if (!r.ok())
-    throw_with_context(r.error(), "  In mutate_type(\n    x: " +
-                                      describe_tensor(x) + ",\n  )");
-  stamp(x, intern(r.value()));
-  return x;
+  return mutate_axes(x, {{axis.name, src, dst}});
 }
 
 const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
@@ -196,16 +205,11 @@ const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
   ThreadState* st = active_state();
   if (st == nullptr) return x;
   TypeRef cur = type_of(x);
-  TensorType t = cur ? *cur : TensorType();
-  for (const std::string& axis : t.axes()) {
-    core::Result<TensorType> r = core::mutate_type(t, axis, src, dst);
-    if (!r.ok())
-      throw_with_context(r.error(), "  In mutate_type(\n    x: " +
-                                        describe_tensor(x) + ",\n  )");
-    t = r.value();
-  }
-  stamp(x, intern(t));
-  return x;
+  std::vector<std::tuple<std::string, PerAxisType, PerAxisType>> ups;
+  if (cur)
+    for (const std::string& axis : cur->axes())
+      ups.emplace_back(axis, src, dst);
+  return mutate_axes(x, ups);
 }
 
 void check_loss(const at::Tensor& loss) {

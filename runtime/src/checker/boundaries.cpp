@@ -47,25 +47,6 @@ std::vector<std::pair<std::string, PerAxisType>> local_entries(
   return out;
 }
 
-// Applies (axis, src, dst) updates all at once: validated first, so `x` is
-// unchanged on error.
-const at::Tensor& mutate_all(
-    const at::Tensor& x,
-    const std::vector<std::tuple<std::string, PerAxisType, PerAxisType>>& ups) {
-  using namespace checker::internal;
-  TypeRef cur = type_of(x);
-  TensorType t = cur ? *cur : TensorType();
-  for (const auto& [axis, src, dst] : ups) {
-    core::Result<TensorType> r = core::mutate_type(t, axis, src, dst);
-    if (!r.ok())
-      throw_with_context(r.error(), "  In mutate_type(\n    x: " +
-                                        describe_tensor(x) + ",\n  )");
-    t = r.value();
-  }
-  stamp(x, intern(t));
-  return x;
-}
-
 }  // namespace
 
 namespace detail {
@@ -138,7 +119,7 @@ const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
   std::vector<std::tuple<std::string, PerAxisType, PerAxisType>> ups;
   for (const auto& [axis, d] : local_entries(dst, &current_ctx(*st)))
     ups.emplace_back(axis, src.local(), d);
-  return mutate_all(x, ups);
+  return checker::internal::mutate_axes(x, ups);
 }
 
 const at::Tensor& mutate_type(const at::Tensor& x,
@@ -149,7 +130,7 @@ const at::Tensor& mutate_type(const at::Tensor& x,
   std::vector<std::tuple<std::string, PerAxisType, PerAxisType>> ups;
   for (const auto& [axis, s] : local_entries(src, &current_ctx(*st)))
     ups.emplace_back(axis, s, dst.local());
-  return mutate_all(x, ups);
+  return checker::internal::mutate_axes(x, ups);
 }
 
 const at::Tensor& mutate_type(const at::Tensor& x,
@@ -174,7 +155,7 @@ const at::Tensor& mutate_type(const at::Tensor& x,
   for (const auto& [axis, st_] : s)
     for (const auto& [axis2, dt] : d)
       if (axis == axis2) ups.emplace_back(axis, st_, dt);
-  return mutate_all(x, ups);
+  return checker::internal::mutate_axes(x, ups);
 }
 
 const at::Tensor& assert_local_type_like(

@@ -47,10 +47,6 @@ struct Collected {
   c10::SmallVector<MutatedRec, 2> mutated;
 };
 
-bool is_plain_number(const c10::IValue& v) {
-  return v.isDouble() || v.isInt() || v.isComplexDouble();
-}
-
 void collect_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
                     Collected& out) {
   if (!t.defined()) return;
@@ -70,20 +66,13 @@ void collect_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
 }
 
 void collect(const OpEntry& e, const c10::IValue* args, Collected& out) {
-  for (std::size_t i = 0; i < e.num_args; ++i) {
-    const c10::IValue& v = args[i];
-    if (v.isTensor()) {
-      collect_tensor(e, i, v.toTensor(), out);
-    } else if (v.isTensorList()) {
-      for (const at::Tensor& t : v.toTensorList().vec())
-        collect_tensor(e, i, t, out);
-    } else if (v.isList()) {  // Tensor?[] (index)
-      for (const c10::IValue& item : v.toListRef())
-        if (item.isTensor()) collect_tensor(e, i, item.toTensor(), out);
-    } else if (is_plain_number(v) && e.tensor_position[i]) {
-      out.scalars.push_back({core::Operand::Kind::WeakScalar, int(i), nullptr});
-    }
-  }
+  for_each_operand(
+      e, args,
+      [&](std::size_t i, const at::Tensor& t) { collect_tensor(e, i, t, out); },
+      [&](std::size_t i) {
+        out.scalars.push_back(
+            {core::Operand::Kind::WeakScalar, int(i), nullptr});
+      });
 }
 
 // Inference through the memo. The key lists the op, the context and each

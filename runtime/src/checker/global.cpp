@@ -151,21 +151,12 @@ void add_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
 
 Operands collect(const OpEntry& e, const c10::IValue* args) {
   Operands out;
-  for (std::size_t i = 0; i < e.num_args; ++i) {
-    const c10::IValue& v = args[i];
-    if (v.isTensor()) {
-      add_tensor(e, i, v.toTensor(), out);
-    } else if (v.isTensorList()) {
-      for (const at::Tensor& t : v.toTensorList().vec())
-        add_tensor(e, i, t, out);
-    } else if (v.isList()) {  // Tensor?[] (index)
-      for (const c10::IValue& item : v.toListRef())
-        if (item.isTensor()) add_tensor(e, i, item.toTensor(), out);
-    } else if ((v.isDouble() || v.isInt() || v.isComplexDouble()) &&
-               e.tensor_position[i]) {
-      out.list.push_back(core::GlobalOperand::weak_scalar(int(i)));
-    }
-  }
+  for_each_operand(
+      e, args,
+      [&](std::size_t i, const at::Tensor& t) { add_tensor(e, i, t, out); },
+      [&](std::size_t i) {
+        out.list.push_back(core::GlobalOperand::weak_scalar(int(i)));
+      });
   return out;
 }
 

@@ -29,6 +29,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -197,6 +198,29 @@ struct OpEntry {
 /// The classification of `op`, cached per thread by schema.
 const OpEntry& op_entry(const c10::OperatorHandle& op);
 
+/// Walks an op's arguments as the type rules see them: `on_tensor(i, t)` for
+/// every tensor, tensor-list element and Tensor?[] element of argument `i`,
+/// `on_scalar(i)` for a plain number at a tensor position (a weak scalar).
+/// Shared by the local (fallback.cpp) and global (global.cpp) transfer.
+template <typename OnTensor, typename OnScalar>
+void for_each_operand(const OpEntry& e, const c10::IValue* args,
+                      OnTensor&& on_tensor, OnScalar&& on_scalar) {
+  for (std::size_t i = 0; i < e.num_args; ++i) {
+    const c10::IValue& v = args[i];
+    if (v.isTensor()) {
+      on_tensor(i, v.toTensor());
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorList().vec()) on_tensor(i, t);
+    } else if (v.isList()) {  // Tensor?[] (index)
+      for (const c10::IValue& item : v.toListRef())
+        if (item.isTensor()) on_tensor(i, item.toTensor());
+    } else if ((v.isDouble() || v.isInt() || v.isComplexDouble()) &&
+               e.tensor_position[i]) {
+      on_scalar(i);
+    }
+  }
+}
+
 // --- annotations (annotations.cpp) ------------------------------------------
 
 /// assert_type with the entries of a vector; `what` names the caller in
@@ -239,6 +263,12 @@ spmd::detail::CollectiveHook& collective_hook();
 void install_backward_check();
 /// The loss check of spec §6.15 (throws SpmdTypeError).
 void check_loss_impl(const at::Tensor& loss, const ThreadState& st);
+/// Applies (axis, src, dst) type updates to `x` all at once (spec §8.2):
+/// validated first, so `x` keeps its type on error (SpmdTypeError with the
+/// mutate_type context).
+const at::Tensor& mutate_axes(
+    const at::Tensor& x,
+    const std::vector<std::tuple<std::string, PerAxisType, PerAxisType>>& ups);
 
 }  // namespace spmd::checker::internal
 
