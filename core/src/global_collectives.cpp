@@ -42,6 +42,28 @@ long stack_dim(const CollectiveCall& c) {
 
 }  // namespace
 
+Status check_innermost(std::string_view op, std::string_view axis,
+                       const SpecEntry& entry, long dim) {
+  if (entry.empty() || entry.back() == axis ||
+      std::find(entry.begin(), entry.end(), axis) == entry.end())
+    return Ok{};
+  std::string group = "(";
+  for (std::size_t k = 0; k < entry.size(); ++k)
+    group += (k ? ", " : "") + entry[k];
+  group += ")";
+  const std::string& inner = entry.back();
+  return error(ErrorKind::RedistributeError,
+               std::string(op) + " on axis " + std::string(axis) +
+                   " is not allowed because it is not the innermost "
+                   "axis in its PartitionSpec group " +
+                   group + " (dim " + std::to_string(dim) +
+                   "); only the innermost axis (" + inner +
+                   ") can be redistributed directly",
+               std::string(axis),
+               "first move " + inner + " off the dim (e.g. all_gather on " +
+                   inner + "), or use local_map");
+}
+
 Result<GlobalType> transfer_global(
     const CollectiveCall& call, const std::optional<GlobalType>& input,
     std::string_view axis, const std::vector<std::string>& resolved_axes,
@@ -107,24 +129,8 @@ Result<GlobalType> transfer_global(
     std::optional<long> in_shard;
     if (input->spec) {
       if (auto d = input->spec->dim_of(a)) {
-        const SpecEntry& entry = input->spec->entry(*d);
-        if (entry.back() != a) {
-          std::string group = "(";
-          for (std::size_t k = 0; k < entry.size(); ++k)
-            group += (k ? ", " : "") + entry[k];
-          group += ")";
-          return error(ErrorKind::RedistributeError,
-                       op + " on axis " + a +
-                           " is not allowed because it is not the innermost "
-                           "axis in its PartitionSpec group " +
-                           group + " (dim " + std::to_string(*d) +
-                           "); only the innermost axis (" + entry.back() +
-                           ") can be redistributed directly",
-                       a,
-                       "first move " + entry.back() +
-                           " off the dim (e.g. all_gather on " + entry.back() +
-                           "), or use local_map");
-        }
+        auto inner = check_innermost(op, a, input->spec->entry(*d), *d);
+        if (!inner) return inner.error();
         in_shard = *d;
       }
     }

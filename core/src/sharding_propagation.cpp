@@ -1360,6 +1360,68 @@ Result<AxisOutcome> propagate_axis(std::string_view op,
                                    "shard of its result is unknown");
 }
 
+Result<AxisOrder> AxisOrder::of(std::string_view op,
+                                const std::vector<SpecEntry>& entries) {
+  AxisOrder o;
+  for (const auto& g : entries) {
+    for (std::size_t k = 0; k + 1 < g.size(); ++k) {
+      if (o.outer(g[k + 1], g[k])) {
+        TypeError e;
+        e.kind = ErrorKind::SpmdTypeError;
+        e.axis = g[k];
+        e.message = std::string(op) +
+                    ": PartitionSpec axis order conflict: one operand "
+                    "shards a dim by (" +
+                    g[k + 1] + " outer to " + g[k] + ") and another by (" +
+                    g[k] + " outer to " + g[k + 1] + ")";
+        e.fix = "redistribute one operand so both use the same order";
+        return e;
+      }
+      o.after_[g[k]].insert(g[k + 1]);
+    }
+  }
+  return o;
+}
+
+bool AxisOrder::outer(const std::string& a, const std::string& b) const {
+  std::vector<std::string> stack = {a};
+  std::set<std::string> seen;
+  while (!stack.empty()) {
+    auto cur = stack.back();
+    stack.pop_back();
+    auto it = after_.find(cur);
+    if (it == after_.end()) continue;
+    for (const auto& n : it->second) {
+      if (n == b) return true;
+      if (seen.insert(n).second) stack.push_back(n);
+    }
+  }
+  return false;
+}
+
+Result<SpecEntry> AxisOrder::order(std::string_view op, long dim,
+                                   SpecEntry axes) const {
+  for (std::size_t k = 0; k + 1 < axes.size(); ++k) {
+    if (!outer(axes[k], axes[k + 1]) && !outer(axes[k + 1], axes[k])) {
+      TypeError e;
+      e.kind = ErrorKind::SpmdTypeError;
+      e.axis = axes[k];
+      e.message = std::string(op) + ": axes " + axes[k] + " and " +
+                  axes[k + 1] + " both shard output dim " +
+                  std::to_string(dim) +
+                  " but no input PartitionSpec gives their order";
+      e.fix = "give the order with an explicit PartitionSpec on an input";
+      return e;
+    }
+  }
+  // Outer-to-inner: sort by the order relation (axes that reach others
+  // first); ties keep the given order.
+  for (std::size_t i = 1; i < axes.size(); ++i)  // insertion sort
+    for (std::size_t k = i; k > 0 && outer(axes[k], axes[k - 1]); --k)
+      std::swap(axes[k], axes[k - 1]);
+  return axes;
+}
+
 bool GlobalContext::is_global(std::string_view axis) const {
   if (!global) return false;
   return std::find(local_axes.begin(), local_axes.end(), axis) ==
@@ -1402,54 +1464,29 @@ Result<GlobalResult> infer_global(std::string_view op,
   res.type.local = *local;
   if (!ctx.global) return res;
 
-  // Global shard axes, ordered by the input specs' tuples (edges a -> b when
-  // a is outer to b in some entry); conflicting orders are an error.
+  // Global shard axes, ordered by the input specs' tuples; conflicting
+  // orders are an error (AxisOrder).
   std::vector<std::string> shard_axes;
-  std::map<std::string, std::set<std::string>> after;  // a -> axes inner to a
+  std::vector<SpecEntry> input_entries;
   std::set<std::string> unknown_axes;
-  auto reaches = [&](const std::string& from, const std::string& to) {
-    std::vector<std::string> stack = {from};
-    std::set<std::string> seen;
-    while (!stack.empty()) {
-      auto cur = stack.back();
-      stack.pop_back();
-      for (const auto& n : after[cur]) {
-        if (n == to) return true;
-        if (seen.insert(n).second) stack.push_back(n);
-      }
-    }
-    return false;
-  };
   for (const auto& o : operands) {
     if (o.kind != Operand::Kind::Tensor || !o.type) continue;
     for (const auto& a : o.type->unknown_shards)
       if (is_global(a)) unknown_axes.insert(a);
     if (!o.type->spec) continue;
     for (const auto& entry : o.type->spec->entries()) {
-      std::vector<std::string> g;
+      SpecEntry g;
       for (const auto& a : entry)
         if (is_global(a)) g.push_back(a);
-      for (std::size_t k = 0; k + 1 < g.size(); ++k) {
-        if (reaches(g[k + 1], g[k])) {
-          TypeError e;
-          e.kind = ErrorKind::SpmdTypeError;
-          e.axis = g[k];
-          e.message = std::string(op) +
-                      ": PartitionSpec axis order conflict: one operand "
-                      "shards a dim by (" +
-                      g[k + 1] + " outer to " + g[k] + ") and another by (" +
-                      g[k] + " outer to " + g[k + 1] + ")";
-          e.fix = "redistribute one operand so both use the same order";
-          return e;
-        }
-        after[g[k]].insert(g[k + 1]);
-      }
       for (const auto& a : g)
         if (std::find(shard_axes.begin(), shard_axes.end(), a) ==
             shard_axes.end())
           shard_axes.push_back(a);
+      input_entries.push_back(std::move(g));
     }
   }
+  auto order = AxisOrder::of(op, input_entries);
+  if (!order) return order.error();
   // Operand views per axis.
   std::vector<const GlobalOperand*> tensors;
   for (const auto& o : operands)
@@ -1516,25 +1553,9 @@ Result<GlobalResult> infer_global(std::string_view op,
   if (!by_dim.empty()) {
     PartitionSpec spec = PartitionSpec::none(*out_rank);
     for (auto& [dim, list] : by_dim) {
-      for (std::size_t k = 0; k + 1 < list.size(); ++k) {
-        if (!reaches(list[k], list[k + 1]) && !reaches(list[k + 1], list[k])) {
-          TypeError e;
-          e.kind = ErrorKind::SpmdTypeError;
-          e.axis = list[k];
-          e.message = std::string(op) + ": axes " + list[k] + " and " +
-                      list[k + 1] + " both shard output dim " +
-                      std::to_string(dim) +
-                      " but no input PartitionSpec gives their order";
-          e.fix = "give the order with an explicit PartitionSpec on an input";
-          return e;
-        }
-      }
-      // Outer-to-inner: sort by the order relation (axes that reach others
-      // first); ties keep first-seen order.
-      for (std::size_t i = 1; i < list.size(); ++i)  // insertion sort
-        for (std::size_t k = i; k > 0 && reaches(list[k], list[k - 1]); --k)
-          std::swap(list[k], list[k - 1]);
-      for (const auto& a : list) spec = spec.with_innermost(dim, a);
+      auto entry = order->order(op, dim, list);
+      if (!entry) return entry.error();
+      for (const auto& a : *entry) spec = spec.with_innermost(dim, a);
     }
     res.type.spec = spec;
   }

@@ -76,7 +76,8 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
     std::string P = "T ";
     for (const AxisEntry &E : A.Entries)
       P += (&E == &A.Entries.front() ? "" : ",") + E.Axis + "=" +
-           core::to_string(E.Type);
+           core::to_string(E.Type) +
+           (E.Pos ? "@" + std::to_string(E.Pos) : "");
     Add(K, P);
   }
   for (const auto &[K, M] : Meshes)
@@ -90,7 +91,7 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
     Add(K, "A " + Axis);
   for (const auto &[K, L] : Local)
     if (L)
-      Add(K, "L");
+      Add(K, LocalInfer.lookup(K) ? "L infer" : "L");
   llvm::sort(Lines);
   for (const std::string &L : Lines)
     OS << L << "\n";
@@ -142,11 +143,15 @@ void AnnotationTable::resolveImported(const Decl *D) const {
       TypeAnnotation A;
       A.Loc = Loc;
       for (llvm::StringRef P : Parts) {
-        auto [Axis, Type] = P.split('=');
+        auto [Axis, TypePos] = P.split('=');
+        auto [Type, PosText] = TypePos.split('@'); // "S(0)@1": tuple position
+        unsigned Pos = 0;
+        if (!PosText.empty() && PosText.getAsInteger(10, Pos))
+          continue;
         if (core::Result<PerAxisType> T =
                 core::parse_per_axis_type(std::string_view(Type));
             T.ok())
-          A.Entries.push_back({Axis.str(), *T, nullptr, Loc});
+          A.Entries.push_back({Axis.str(), *T, nullptr, Loc, int(Pos)});
       }
       if (!A.Entries.empty())
         Types[K] = std::move(A);
@@ -168,6 +173,8 @@ void AnnotationTable::resolveImported(const Decl *D) const {
       break;
     case 'L':
       Local[K] = true;
+      if (Payload == "infer")
+        LocalInfer[K] = true;
       break;
     case 'U':
       Unchecked[K] = true;

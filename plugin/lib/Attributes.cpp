@@ -101,7 +101,11 @@ void AnnotationTable::setOpClass(const Decl *D, core::OpClass C) {
   Ops[key(D)] = C;
 }
 void AnnotationTable::setUnchecked(const Decl *D) { Unchecked[key(D)] = true; }
-void AnnotationTable::setLocal(const Decl *D) { Local[key(D)] = true; }
+void AnnotationTable::setLocal(const Decl *D, bool InferInputs) {
+  Local[key(D)] = true;
+  if (InferInputs)
+    LocalInfer[key(D)] = true;
+}
 void AnnotationTable::setAxisSize(const Decl *D, std::string Axis) {
   AxisSizes[key(D)] = std::move(Axis);
 }
@@ -205,6 +209,15 @@ bool AnnotationTable::isLocal(const FunctionDecl *FD) const {
   return false;
 }
 
+bool AnnotationTable::isLocalInfer(const FunctionDecl *FD) const {
+  if (!isLocal(FD))
+    return false;
+  for (const FunctionDecl *C : candidates(FD, /*Overridden=*/false))
+    if (lookup(LocalInfer, C))
+      return true;
+  return false;
+}
+
 const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
   if ((AxisSizes.empty() && Imported.empty()) || !FD)
     return nullptr;
@@ -232,7 +245,7 @@ llvm::ArrayRef<WhenAnnotation> AnnotationTable::whensOf(const FunctionDecl *FD,
 }
 
 bool AnnotationTable::isAnnotatedFunction(const FunctionDecl *FD) const {
-  if (resultOf(FD) || meshOf(FD) || opClassOf(FD))
+  if (resultOf(FD) || meshOf(FD) || opClassOf(FD) || isLocalInfer(FD))
     return true;
   for (unsigned I = 0, N = FD->getNumParams(); I < N; ++I)
     if (paramOf(FD, I))
@@ -537,34 +550,21 @@ bool specEntry(Sema &S, const Expr *E, SmallVectorImpl<AxisEntry> &Entries,
         << E->getSourceRange();
     return false;
   }
-  bool OK = true;
   for (unsigned D = 0; D < Dims->size(); ++D) {
     const auto &Axes = (*Dims)[D];
-    if (Axes.size() > 1) {
-      // The lattice keeps one shard dim per axis, not the order of several
-      // axes on one dim, so S(i) on each would lose which one is outer.
-      std::string List = llvm::join(Axes, ", ");
-      S.Diag(E->getExprLoc(),
-             customDiag(S, DiagnosticsEngine::Error,
-                        "dim %0 of 'spmd::spec' is split across several "
-                        "axes {%1}; the plugin does not track the order of "
-                        "axes on one dim: view the dim as one dim per axis "
-                        "(e.g. [%2]) and give each its own entry, or type "
-                        "these axes 'V'"))
-          << D << List << llvm::join(Axes, "][") << E->getSourceRange();
-      OK = false;
-      continue;
+    // A tuple {dp, tp} shards dim D by each of its axes, outer to inner
+    // (spec §12.1): each gets S(D) and its position in the tuple.
+    for (unsigned Pos = 0; Pos < Axes.size(); ++Pos) {
+      AxisEntry Entry;
+      Entry.Axis = Axes[Pos];
+      Entry.Type = PerAxisType{TypeKind::Shard, int(D)};
+      Entry.Loc = E->getExprLoc();
+      Entry.Pos = int(Pos);
+      Entries.push_back(std::move(Entry));
     }
-    if (Axes.empty())
-      continue;
-    AxisEntry Entry;
-    Entry.Axis = Axes.front();
-    Entry.Type = PerAxisType{TypeKind::Shard, int(D)};
-    Entry.Loc = E->getExprLoc();
-    Entries.push_back(std::move(Entry));
   }
   Rank = int(Dims->size());
-  return OK;
+  return true;
 }
 
 struct SpmdAttrInfo : public ParsedAttrInfo {
@@ -707,8 +707,7 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
       Table.setUnchecked(D);
       return AttributeApplied;
     case AttrWhich::Local:
-      Table.setLocal(D);
-      return AttributeApplied;
+      return handleLocal(S, D, Attr, Table);
     case AttrWhich::AxisSize:
       return handleAxisSize(S, D, Attr, Table);
     case AttrWhich::When:
@@ -897,6 +896,58 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     return AttributeApplied;
   }
 
+  /// [[spmd::local]] or [[spmd::local(spmd::Infer)]] (spec §12.3's
+  /// local_map with in_types = Infer).
+  AttrHandling handleLocal(Sema &S, Decl *D, const ParsedAttr &Attr,
+                           AnnotationTable &Table) const {
+    if (Attr.getNumArgs() == 0) {
+      Table.setLocal(D);
+      return AttributeApplied;
+    }
+    if (Attr.isArgIdent(0) &&
+        Attr.getArgAsIdent(0)->Ident->getName() == "Infer") {
+      return setLocalInfer(S, D, Table); // `using spmd::Infer;`
+    }
+    const Expr *E = Attr.isArgExpr(0) ? Attr.getArgAsExpr(0) : nullptr;
+    if (!E || E->containsErrors() || !isSpmdRecord(E->getType(), "InferType")) {
+      if (!E || !E->containsErrors())
+        S.Diag(E ? E->getExprLoc() : Attr.getLoc(),
+               customDiag(S, DiagnosticsEngine::Error,
+                          "the argument of 'spmd::local' must be spmd::Infer "
+                          "(the region's input types are inferred from the "
+                          "arguments at its calls); without an argument the "
+                          "parameters' [[spmd::type]] annotations are the "
+                          "input types"));
+      return AttributeNotApplied;
+    }
+    return setLocalInfer(S, D, Table);
+  }
+
+  /// An Infer region's input types come from its calls: a parameter with
+  /// its own [[spmd::type]] contradicts that (spec §12.3: Infer is the
+  /// whole in_types, not a leaf).
+  AttrHandling setLocalInfer(Sema &S, Decl *D, AnnotationTable &Table) const {
+    bool OK = true;
+    if (const auto *FD = dyn_cast<FunctionDecl>(D))
+      for (const ParmVarDecl *P : FD->parameters())
+        if (const TypeAnnotation *A = Table.ownType(P)) {
+          S.Diag(A->Loc,
+                 customDiag(S, DiagnosticsEngine::Error,
+                            "parameter '%0' of a local region with inferred "
+                            "input types ([[spmd::local(spmd::Infer)]]) must "
+                            "not have [[spmd::type]]: its type is inferred "
+                            "from the arguments at the calls; remove the "
+                            "annotation, or drop spmd::Infer to declare every "
+                            "input"))
+              << P->getName();
+          OK = false;
+        }
+    if (!OK)
+      return AttributeNotApplied;
+    Table.setLocal(D, /*InferInputs=*/true);
+    return AttributeApplied;
+  }
+
   /// [[spmd::axis_size(tp)]] on a function that returns the number of ranks
   /// along axis tp: a branch taken only when it is 1 may skip collectives.
   AttrHandling handleAxisSize(Sema &S, Decl *D, const ParsedAttr &Attr,
@@ -1007,7 +1058,7 @@ struct AxisSizeAttrInfo : SpmdAttrInfo {
       : SpmdAttrInfo(AttrWhich::AxisSize, AxisSizeSpellings, 0, 15) {}
 };
 struct LocalAttrInfo : SpmdAttrInfo {
-  LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 0) {}
+  LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 1) {}
 };
 struct WhenAttrInfo : SpmdAttrInfo {
   WhenAttrInfo() : SpmdAttrInfo(AttrWhich::When, WhenSpellings, 0, 15) {}

@@ -143,6 +143,12 @@ private:
       return;
     if (!Done.insert(FD).second)
       return;
+    // A local region whose inputs are inferred from its calls: analysed
+    // after the rest, when its calls have been seen (analyzeDeferred).
+    if (!Deferring && TU.Table.isLocalInfer(FD)) {
+      Deferred.push_back(FD);
+      return;
+    }
     ++TU.FunctionsSeen;
     if (TU.Table.isUnchecked(FD) || !isRelevant(FD) || isPureForwarder(FD))
       return;
@@ -150,10 +156,25 @@ private:
     analyzeFunction(TU, FD, Handler);
   }
 
+public:
+  /// Analyses the [[spmd::local(spmd::Infer)]] regions held back by
+  /// analyze(), in the order they were found.
+  void analyzeDeferred() {
+    Deferring = true;
+    for (const FunctionDecl *FD : Deferred) {
+      Done.erase(FD);
+      analyze(FD);
+    }
+    Deferred.clear();
+  }
+
+private:
   TUContext &TU;
   ProblemHandler &Handler;
   const SourceManager &SM;
   llvm::DenseSet<const FunctionDecl *> Done;
+  std::vector<const FunctionDecl *> Deferred;
+  bool Deferring = false;
 };
 
 class SPMDCheckConsumer : public ASTConsumer {
@@ -172,6 +193,7 @@ private:
 void analyzeTranslationUnit(TUContext &TU, ProblemHandler &Handler) {
   TUVisitor V(TU, Handler);
   V.TraverseDecl(TU.Ctx.getTranslationUnitDecl());
+  V.analyzeDeferred();
 }
 
 unsigned checkTranslationUnit(ASTContext &Ctx, const Options &Opts,

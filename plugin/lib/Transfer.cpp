@@ -42,7 +42,8 @@ Value Transfer::declared(const TypeAnnotation &A, Origin O) {
   Value V = Value::closed();
   for (const AxisEntry &E : A.Entries)
     V.set(axis(E.Axis),
-          AxisFact::known(globalAxis(E.Axis) ? E.Type : E.Type.local(), O));
+          AxisFact::known(globalAxis(E.Axis) ? E.Type : E.Type.local(), O,
+                          E.Pos));
   if (tracksRanks())
     V.setRank(A.Rank);
   return V;
@@ -98,6 +99,13 @@ FactMap Transfer::entryState() {
       S = S.set(varIndex(P), declared(*A, {A->Loc, OriginKind::Declared}),
                 Arena);
     }
+  if (LocalRegion)
+    if (auto It = TU.InferredInputs.find(FD->getCanonicalDecl());
+        It != TU.InferredInputs.end())
+      for (unsigned I = 0; I < It->second.size() && I < FD->getNumParams();
+           ++I)
+        if (!It->second[I].isEmpty() && !declaredType(FD->getParamDecl(I)))
+          S = S.set(varIndex(FD->getParamDecl(I)), It->second[I], Arena);
   return S;
 }
 
@@ -406,6 +414,8 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
       Instance = OC->getArg(0);
     CallLayout = TU.Layouts.layoutOfInstance(Callee, Instance, FD, CurLayout);
   }
+  if (TU.Table.isLocalInfer(Callee)) // in_types = Infer: nothing to check
+    recordInferredInputs(Callee, Args);
   bool Partial = false;
   auto ParamType = [&](unsigned PI) {
     return CallLayout ? TU.Layouts.typeIn(Callee, int(PI), *CallLayout)

@@ -63,6 +63,11 @@ struct TUContext {
   /// Global mode: why an op left a shard dim unknown, by (op location,
   /// axis): the reason the strict-mode report gives (TransferShards.cpp).
   std::map<std::pair<unsigned, AxisId>, core::TypeError> ShardLoss;
+  /// [[spmd::local(spmd::Infer)]] regions (by canonical declaration): per
+  /// parameter, the join of the arguments' local types at the calls
+  /// analysed so far (the regions themselves are analysed last).
+  llvm::DenseMap<const clang::FunctionDecl *, std::vector<Value>>
+      InferredInputs;
   /// Statistics: function bodies seen, analysed, CFG blocks, block visits.
   unsigned FunctionsSeen = 0, FunctionsAnalyzed = 0, Blocks = 0, Visits = 0;
 
@@ -136,6 +141,18 @@ private:
   bool checkShardInput(const clang::CallExpr *CE,
                        const core::CollectiveCall &Call, const Value &In,
                        AxisId Axis);
+  /// Global mode: spec §12.4's innermost-axis rule (core::check_innermost)
+  /// for a collective on \p Axis whose input shards a dim by a tuple of
+  /// axes (TransferShards.cpp). True when it found (and reported) a problem.
+  bool checkInnermost(const clang::CallExpr *CE,
+                      const core::CollectiveCall &Call, const Value &In,
+                      AxisId Axis);
+  /// The tuple of global axes that shard dim \p Dim of \p V, outer to
+  /// inner, normalised by the core (§12.1: axes with one rank here, from a
+  /// size-1 guard, dropped); nullopt when \p Axis is not on it or its order
+  /// is not known (two axes at one position).
+  std::optional<std::vector<std::string>>
+  tupleEntry(const Value &V, int Dim, AxisId Axis) const;
   /// A collective-input problem at \p CE's tensor argument: the fields every
   /// such report shares (location, call, op, axis, expected src, actual).
   Problem collectiveInputProblem(const clang::CallExpr *CE,
@@ -159,6 +176,11 @@ private:
   Value callAnnotated(const clang::Expr *Call,
                       const clang::FunctionDecl *Callee,
                       llvm::ArrayRef<const clang::Expr *> Args);
+  /// A call of an [[spmd::local(spmd::Infer)]] region: joins the local
+  /// types of the tensor arguments \p Args (by parameter index) into
+  /// TUContext::InferredInputs.
+  void recordInferredInputs(const clang::FunctionDecl *Callee,
+                            llvm::ArrayRef<const clang::Expr *> Args);
   /// A call of a function that only forwards its parameters to another call
   /// (a module holder's operator(), an engine's wrapper), followed to an
   /// annotated callee; nullopt when it does not get there.
@@ -200,6 +222,14 @@ private:
   void propagateShards(const clang::CallExpr *CE, llvm::StringRef Name,
                        llvm::ArrayRef<const clang::Expr *> Args,
                        const Operands &Ops, Value &Out);
+  /// Global mode, after propagateShards: the positions of the axes \p
+  /// Placed that share a dim of \p Out, ordered by the operands' tuples
+  /// (core::AxisOrder, spec §12.2); conflicting orders are an op-type error
+  /// and leave those shards unknown.
+  void orderTuples(const clang::CallExpr *CE, llvm::StringRef Op,
+                   const Operands &Ops,
+                   llvm::ArrayRef<const OperandSource *> Tensors,
+                   llvm::ArrayRef<AxisId> Placed, Value &Out);
   /// Strict global mode: reports \p E when it is V on \p Axis with an
   /// unknown shard dim (\p Why: the reason, when the caller knows it).
   void checkUnknownShard(const Value &V, const clang::Expr *E, AxisId Axis,

@@ -170,7 +170,8 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
     if (!Call->expert_mode &&
         (Call->src.is_shard() || Call->src.kind == TypeKind::Partial))
       checkUnknownShard(In, X, Axis);
-    if (Legal.ok() && !checkShardInput(CE, *Call, In, Axis))
+    if (Legal.ok() && !checkInnermost(CE, *Call, In, Axis) &&
+        !checkShardInput(CE, *Call, In, Axis))
       checkCollectiveInput(CE, *Call, In, Axis);
   } else {
     checkUnknownUse(In, X);
@@ -182,9 +183,12 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
     if (Call->op != core::Collective::AllReduce &&
         Call->op != core::Collective::Reinterpret)
       Out.setRank(std::nullopt);
+  // The axis leaves its dim's tuple; a dst S(d) appends it there as the
+  // innermost axis (spec §12.4).
+  int Pos = Call->dst.is_shard() ? In.innermostPos(Call->dst.dim, Axis) : 0;
   Out.set(Axis,
           AxisFact::known(globalAxis(Axis) ? Call->dst : Call->dst.local(),
-                          {CE->getExprLoc(), OriginKind::Collective}));
+                          {CE->getExprLoc(), OriginKind::Collective}, Pos));
   return Out;
 }
 

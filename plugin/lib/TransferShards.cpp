@@ -14,6 +14,8 @@
 
 #include "Transfer.h"
 
+#include <spmd/core/global_collectives.h>
+#include <spmd/core/partition_spec.h>
 #include <spmd/core/sharding_propagation.h>
 
 using namespace clang;
@@ -99,6 +101,83 @@ bool Transfer::checkShardInput(const CallExpr *CE,
     P.SrcArg = CE->getArg(2);
   report(std::move(P));
   return true;
+}
+
+std::optional<core::SpecEntry> Transfer::tupleEntry(const Value &V, int Dim,
+                                                    AxisId Axis) const {
+  llvm::SmallVector<AxisId, 4> Tuple = V.tupleOf(Dim);
+  const AxisFact *F = V.get(Axis);
+  if (!F)
+    return std::nullopt;
+  core::RawSpecEntry Raw{std::vector<std::string>()};
+  for (AxisId A : Tuple) {
+    if (!globalAxis(A))
+      continue; // a local axis keeps local semantics (spec §12.5)
+    // Two axes at one position: written as `dp = S(0), tp = S(0)`, whose
+    // order nobody gave.
+    if (A != Axis && V.get(A)->Pos == F->Pos)
+      return std::nullopt;
+    Raw->push_back(TU.Axes.name(A).str());
+  }
+  // §12.1's normalisation: an axis known to have one rank here (a size-1
+  // guard) leaves the tuple.
+  auto Singleton = [&](std::string_view Name) {
+    std::optional<AxisId> A = TU.Axes.find(llvm::StringRef(Name));
+    return A && llvm::is_contained(SizeOne, *A);
+  };
+  core::Result<core::PartitionSpec> N =
+      core::PartitionSpec::normalize({Raw}, Singleton);
+  if (!N.ok() || N->rank() != 1)
+    return std::nullopt;
+  return N->entry(0);
+}
+
+bool Transfer::checkInnermost(const CallExpr *CE,
+                              const core::CollectiveCall &Call,
+                              const Value &In, AxisId Axis) {
+  if (!globalAxis(Axis))
+    return false;
+  const AxisFact *F = In.get(Axis);
+  std::optional<int> D = F ? F->shardDim() : std::nullopt;
+  if (!D)
+    return false;
+  std::optional<core::SpecEntry> Entry = tupleEntry(In, *D, Axis);
+  if (!Entry)
+    return false;
+  core::Status S = core::check_innermost(core::to_string(Call.op),
+                                         TU.Axes.name(Axis), *Entry, *D);
+  if (S.ok())
+    return false;
+  if (!reporting(DiagKind::CollectiveInput))
+    return true;
+  Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
+  P.Origins.push_back({CE->getArg(0), types::V, F->originOf(types::V)});
+  P.Error = S.error();
+  report(std::move(P));
+  return true;
+}
+
+void Transfer::recordInferredInputs(const FunctionDecl *Callee,
+                                    llvm::ArrayRef<const Expr *> Args) {
+  std::vector<Value> &In = TU.InferredInputs[Callee->getCanonicalDecl()];
+  if (In.size() < Callee->getNumParams())
+    In.resize(Callee->getNumParams(), Value::empty());
+  for (unsigned PI = 0; PI < Callee->getNumParams(); ++PI) {
+    if (!Types.isTracked(Callee->getParamDecl(PI)->getType()))
+      continue;
+    const Expr *Arg = PI < Args.size() ? Args[PI] : nullptr;
+    Value V = Value::unknown();
+    if (Arg && !isa<CXXDefaultArgExpr>(Arg) && Types.isTracked(Arg->getType()))
+      V = eval(Arg);
+    // The body is local (spec §12.3): a shard is V there, and no rank is
+    // tracked.
+    V.forEachFact([](AxisId, AxisFact &F) {
+      F.Shard = AxisFact::UnknownShard;
+      F.Pos = 0;
+    });
+    V.setRank(std::nullopt);
+    In[PI].join(V);
+  }
 }
 
 void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
@@ -346,6 +425,7 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
       if (F.shardDim() && !llvm::is_contained(Sharded, A))
         Sharded.push_back(A);
   Origin Here{CE->getExprLoc(), OriginKind::Inferred};
+  llvm::SmallVector<AxisId, 4> Placed; // axes the result is sharded by
   for (AxisId A : Sharded) {
     const AxisFact *OF = Out.get(A);
     std::optional<PerAxisType> K = OF ? OF->knownType() : std::nullopt;
@@ -441,7 +521,9 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
         SF.Shard = int8_t(FromEnd && R->placement.dim >= 0
                               ? R->placement.dim - *R->out_rank
                               : R->placement.dim);
+        SF.Pos = 0;
         Out.set(A, SF);
+        Placed.push_back(A);
         break;
       }
     case core::Placement::Kind::Partial: // a V that is a pending sum (§12.2)
@@ -462,6 +544,99 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
         lost("the core's sharding rule for " + Canon +
              " could not decide (a size or dim argument is not a constant)");
       break;
+    }
+  }
+  orderTuples(CE, Name, Ops, Tensors, Placed, Out);
+}
+
+void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
+                           const Operands &Ops,
+                           llvm::ArrayRef<const OperandSource *> Tensors,
+                           llvm::ArrayRef<AxisId> Placed, Value &Out) {
+  // The operands' tuples (spec §12.1 entries of two or more global axes,
+  // outer to inner) give the order of axes that share a dim.
+  std::vector<core::SpecEntry> Inputs;
+  for (const OperandSource *S : Tensors) {
+    llvm::SmallVector<int, 4> Dims;
+    for (const auto &[A, F] : S->V.axes())
+      if (std::optional<int> D = F.shardDim();
+          D && globalAxis(A) && !llvm::is_contained(Dims, *D))
+        Dims.push_back(*D);
+    for (int D : Dims) {
+      core::SpecEntry E;
+      int Last = -1;
+      bool Ordered = true;
+      for (AxisId A : S->V.tupleOf(D)) {
+        if (!globalAxis(A))
+          continue;
+        Ordered &= S->V.get(A)->Pos > Last; // equal: no order given
+        Last = S->V.get(A)->Pos;
+        E.push_back(TU.Axes.name(A).str());
+      }
+      if (Ordered && E.size() > 1)
+        Inputs.push_back(std::move(E));
+    }
+  }
+  // The result's tuples: the axes propagation put on one dim, by the core's
+  // order of the inputs.
+  llvm::SmallVector<int, 4> OutDims;
+  for (AxisId A : Placed)
+    if (std::optional<int> D = Out.get(A)->shardDim();
+        D && !llvm::is_contained(OutDims, *D))
+      OutDims.push_back(*D);
+  if (Inputs.empty() && OutDims.size() == Placed.size())
+    return; // no tuple in, none out
+  core::Result<core::AxisOrder> Order = core::AxisOrder::of(Op, Inputs);
+  auto Reject = [&](const core::TypeError &Err,
+                    llvm::ArrayRef<AxisId> Lost) {
+    if (reporting(DiagKind::OpType))
+      report(opTypeProblem(CE, Ops, Err));
+    for (AxisId A : Lost) {
+      core::TypeError E = Err;
+      E.axis = TU.Axes.name(A).str();
+      TU.ShardLoss[{CE->getExprLoc().getRawEncoding(), A}] = E;
+      AxisFact F = *Out.get(A);
+      F.Shard = AxisFact::UnknownShard;
+      F.Pos = 0;
+      Out.set(A, F);
+    }
+  };
+  if (!Order.ok())
+    return Reject(Order.error(), Placed);
+  for (int D : OutDims) {
+    core::SpecEntry Names;
+    llvm::SmallVector<AxisId, 4> Axes;
+    for (AxisId A : Placed)
+      if (Out.get(A)->shardDim() == D) {
+        Names.push_back(TU.Axes.name(A).str());
+        Axes.push_back(A);
+      }
+    if (Names.size() < 2)
+      continue;
+    // No operand orders any two of them (e.g. `dp = S(0), tp = S(0)` map
+    // entries, which give no order): the result keeps them unordered.
+    bool AnyOrder = false;
+    for (const std::string &X : Names)
+      for (const std::string &Y : Names)
+        AnyOrder |= Order->outer(X, Y);
+    if (!AnyOrder) {
+      for (AxisId A : Axes) {
+        AxisFact F = *Out.get(A);
+        F.Pos = 0;
+        Out.set(A, F);
+      }
+      continue;
+    }
+    core::Result<core::SpecEntry> Sorted = Order->order(Op, D, Names);
+    if (!Sorted.ok()) {
+      Reject(Sorted.error(), Axes);
+      continue;
+    }
+    for (AxisId A : Axes) {
+      AxisFact F = *Out.get(A);
+      F.Pos = int8_t(llvm::find(*Sorted, TU.Axes.name(A).str()) -
+                     Sorted->begin());
+      Out.set(A, F);
     }
   }
 }

@@ -24,6 +24,7 @@
 
 #include <spmd/annotations.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <optional>
@@ -106,18 +107,29 @@ struct AxisFact {
   /// S(1) are kept apart: the rank is rarely known), or UnknownShard. Only
   /// global mode sets it; join of two different dims is UnknownShard.
   int8_t Shard = UnknownShard;
+  /// With a known Shard: the axis's position in the tuple of axes that shard
+  /// that dim (spec §12.1's multi-axis PartitionSpec entry), 0 = outermost
+  /// (major); larger is further in. Only the order of positions matters (an
+  /// axis gathered off the middle leaves a gap). 0 when Shard is unknown.
+  int8_t Pos = 0;
   Origin Origins[4];
 
   /// A fact of one type; S(i) keeps its dim (callers outside global mode
-  /// pass T.local()).
-  static AxisFact known(PerAxisType T, Origin O) {
+  /// pass T.local()), and \p Pos its position within that dim's tuple.
+  static AxisFact known(PerAxisType T, Origin O, int Pos = 0) {
     AxisFact F;
     unsigned I = typeIndex(T.kind);
     F.Mask = uint8_t(1u << I);
     F.Origins[I] = O;
-    if (T.is_shard() && T.dim >= -64 && T.dim < 64)
+    if (T.is_shard() && T.dim >= -64 && T.dim < 64) {
       F.Shard = int8_t(T.dim);
+      F.Pos = int8_t(Pos < 0 ? 0 : Pos > 64 ? 64 : Pos);
+    }
     return F;
+  }
+  /// The position within the shard dim's tuple when the type is S(d).
+  std::optional<int> shardPos() const {
+    return shardDim() ? std::optional<int>(Pos) : std::nullopt;
   }
   /// The shard dim when the type is known to be S(d).
   std::optional<int> shardDim() const {
@@ -143,8 +155,13 @@ struct AxisFact {
   }
   /// Set union; a type new to this fact brings its origin along.
   void join(const AxisFact &O) {
-    if (O.Mask & 4)
-      Shard = (Mask & 4) && Shard != O.Shard ? UnknownShard : O.Shard;
+    if (O.Mask & 4) {
+      // Another dim, or the same dim at another place in its tuple (another
+      // order of the axes): the shard is unknown.
+      bool Differ = (Mask & 4) && (Shard != O.Shard || Pos != O.Pos);
+      Shard = Differ ? UnknownShard : O.Shard;
+      Pos = Differ ? 0 : O.Pos;
+    }
     for (unsigned I = 0; I < 4; ++I)
       if ((O.Mask & (1u << I)) && !(Mask & (1u << I)))
         Origins[I] = O.Origins[I];
@@ -226,6 +243,41 @@ public:
     for (Entry &E : Axes)
       F(E.first, E.second);
   }
+  /// Whether shard dim \p D is dim \p Dim (resolved against the rank when
+  /// it is known: S(-1) of a rank-2 tensor is S(1)).
+  bool sameDim(std::optional<int> D, int Dim) const {
+    if (!D)
+      return false;
+    if (Rank >= 0)
+      return (*D < 0 ? *D + Rank : *D) == (Dim < 0 ? Dim + Rank : Dim);
+    return *D == Dim;
+  }
+  /// The axes known to shard dim \p Dim (as written, or resolved with the
+  /// rank), outer to inner: spec §12.1's tuple of that dim. Axes with equal positions
+  /// (two `axis = S(d)` map entries: no order given) keep AxisId order.
+  llvm::SmallVector<AxisId, 4> tupleOf(int Dim) const {
+    llvm::SmallVector<std::pair<int, AxisId>, 4> T;
+    for (const Entry &E : Axes)
+      if (sameDim(E.second.shardDim(), Dim))
+        T.push_back({E.second.Pos, E.first});
+    llvm::stable_sort(T, [](const auto &X, const auto &Y) {
+      return X.first < Y.first;
+    });
+    llvm::SmallVector<AxisId, 4> Out;
+    for (const auto &P : T)
+      Out.push_back(P.second);
+    return Out;
+  }
+  /// The position that makes an axis the innermost of dim \p Dim's tuple
+  /// (a reduce_scatter or all_to_all onto \p Dim appends there, spec
+  /// §12.4); \p Except (the collective's own axis) is not counted.
+  int innermostPos(int Dim, std::optional<AxisId> Except = {}) const {
+    int P = 0;
+    for (const Entry &E : Axes)
+      if (E.first != Except && sameDim(E.second.shardDim(), Dim))
+        P = std::max(P, E.second.Pos + 1);
+    return P;
+  }
   bool hasKnownAxis() const {
     return llvm::any_of(Axes,
                         [](const Entry &E) { return E.second.knownType(); });
@@ -275,7 +327,8 @@ public:
     for (size_t I = 0; I < X.Axes.size(); ++I)
       if (X.Axes[I].first != Y.Axes[I].first ||
           X.Axes[I].second.Mask != Y.Axes[I].second.Mask ||
-          X.Axes[I].second.Shard != Y.Axes[I].second.Shard)
+          X.Axes[I].second.Shard != Y.Axes[I].second.Shard ||
+          X.Axes[I].second.Pos != Y.Axes[I].second.Pos)
         return false;
     return true;
   }

@@ -351,5 +351,25 @@ TEST(LocalMapTest, Z019_LeavingGlobalDropsSpecAndReenteringNeedsOne) {
   EXPECT_EQ(z->type.to_string(), "{tp: S(0)} PartitionSpec(tp, None)");
 }
 
+// The innermost-axis rule on its own (the plugin calls it with the tuple it
+// tracks): only the last axis of a dim's tuple may be redistributed.
+TEST(CheckInnermost, OnlyTheLastAxisOfTheTuple) {
+  EXPECT_TRUE(check_innermost("all_gather", "tp", {"dp", "tp"}, 0).ok());
+  EXPECT_TRUE(check_innermost("all_gather", "tp", {"tp"}, 1).ok());
+  EXPECT_TRUE(check_innermost("all_gather", "ep", {"dp", "tp"}, 0).ok());
+  EXPECT_TRUE(check_innermost("all_gather", "tp", {}, 0).ok());
+  auto r = check_innermost("all_gather", "dp", {"dp", "tp"}, 0);
+  EXPECT_TRUE(FailsWith(r, ErrorKind::RedistributeError,
+                        {"all_gather on axis dp", "not the innermost",
+                         "(dp, tp)", "(dim 0)", "innermost axis (tp)"}));
+  EXPECT_EQ(r.error().axis, "dp");
+  EXPECT_NE(r.error().fix.find("all_gather on tp"), std::string::npos);
+  // Middle of three.
+  EXPECT_TRUE(FailsWith(check_innermost("reduce_scatter", "tp",
+                                        {"dp", "tp", "ep"}, 2),
+                        ErrorKind::RedistributeError,
+                        {"(dp, tp, ep)", "(dim 2)", "innermost axis (ep)"}));
+}
+
 }  // namespace
 }  // namespace spmd::core::testing

@@ -1045,5 +1045,35 @@ TEST(RuleTableTest, EveryRegistryFamilyHasARule) {
   EXPECT_EQ(shard_rule_of("frobnicate"), ShardRule::Unknown);
 }
 
+// The order of axes within multi-axis entries on its own (the plugin builds
+// it from the tuples it tracks).
+TEST(AxisOrder, KeepsTheInputOrderAndRejectsConflicts) {
+  auto o = AxisOrder::of("add", {{"dp", "tp"}, {"tp"}, {"dp", "tp"}});
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->outer("dp", "tp"));
+  EXPECT_FALSE(o->outer("tp", "dp"));
+  auto e = o->order("add", 0, {"tp", "dp"});
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(*e, (SpecEntry{"dp", "tp"}));
+  // Transitive through a third axis.
+  auto t = AxisOrder::of("add", {{"dp", "ep"}, {"ep", "tp"}});
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->outer("dp", "tp"));
+  EXPECT_EQ(*t->order("add", 1, {"tp", "ep", "dp"}),
+            (SpecEntry{"dp", "ep", "tp"}));
+  // Opposite orders in two operands.
+  EXPECT_TRUE(FailsWith(AxisOrder::of("add", {{"dp", "tp"}, {"tp", "dp"}}),
+                        ErrorKind::SpmdTypeError,
+                        {"add", "order conflict", "(dp outer to tp)",
+                         "(tp outer to dp)"}));
+  // Two axes on one output dim that no input orders.
+  auto none = AxisOrder::of("mul", {{"dp"}, {"tp"}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(FailsWith(none->order("mul", 0, {"dp", "tp"}),
+                        ErrorKind::SpmdTypeError,
+                        {"axes dp and tp both shard output dim 0",
+                         "no input PartitionSpec gives their order"}));
+}
+
 }  // namespace
 }  // namespace spmd::core::testing

@@ -1,9 +1,8 @@
 // PartitionSpec annotations (docs/plugin.md "Global mode"): spmd::spec(...)
 // in [[spmd::type]] gives dim i's axis the type S(i) and the tensor its rank
-// (spec §12.1); the other axes are written as `axis = type` beside it. Several
-// axes on one dim are rejected (the plugin keeps one shard dim per axis, not
-// their order); so are an axis given twice and a spec whose length is not the
-// rank. The second run shows the spec is accepted in local mode (S(i) as V).
+// (spec §12.1); the other axes are written as `axis = type` beside it. A
+// tuple {dp, tp} shards one dim by several axes in order (global_tuples.cpp);
+// an axis given twice and a spec whose length is not the rank are rejected. The second run shows the spec is accepted in local mode (S(i) as V).
 // RUN-PLUGIN: -Xclang -verify=global -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-strict
 // RUN-PLUGIN: -Xclang -verify=local
 #include "Inputs/prelude.h"
@@ -47,7 +46,13 @@ void axis_twice(SPMD_TYPE(spmd::spec(tp, tp)) const Tensor& x); // global-error 
 
 void axis_in_spec_and_map(SPMD_TYPE(spmd::spec(tp, None), tp = R) const Tensor& x); // global-error {{axis 'tp' appears twice in 'spmd::type'}} global-note {{axis 'tp' first given here}} local-error {{axis 'tp' appears twice}} local-note {{first given here}}
 
-void tuple_dim(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x); // global-error {{dim 0 of 'spmd::spec' is split across several axes {dp, tp}; the plugin does not track the order of axes on one dim: view the dim as one dim per axis (e.g. [dp][tp]) and give each its own entry, or type these axes 'V'}} local-error {{split across several axes {dp, tp}}}
+// A tuple entry is accepted: dp and tp both shard dim 0, dp outer.
+SPMD_TYPE(dp = R, tp = R)
+Tensor tuple_dim(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x) {
+  return spmd::all_gather(spmd::all_gather(x, tp, S(0), R), dp, S(0), R);
+}
+
+void tuple_axis_twice(SPMD_TYPE(spmd::spec({dp, tp}, tp)) const Tensor& x); // global-error {{axis 'tp' appears twice in 'spmd::type'}} global-note {{axis 'tp' first given here}} local-error {{axis 'tp' appears twice}} local-note {{first given here}}
 
 void rank_mismatch(SPMD_TYPE(spmd::spec(tp, None), spmd::rank(3)) const Tensor& x); // global-error {{'spmd::spec' has 2 entries but 'spmd::rank(3)' says the tensor has 3 dims; a PartitionSpec has one entry per dim (write spmd::None for unsharded dims)}} local-error {{has 2 entries}}
 

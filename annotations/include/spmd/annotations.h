@@ -84,6 +84,12 @@ struct Rank {
 /// `spmd::rank(n)`: the annotated tensor has n dims.
 constexpr Rank rank(int ndim) { return Rank{ndim}; }
 
+/// `spmd::Infer`: the argument of `[[spmd::local(spmd::Infer)]]`
+/// (SPMD_LOCAL_INFER), spec §12.3's `local_map(in_types=Infer)`: the local
+/// region's input types are inferred from the arguments at its calls.
+struct InferType {};
+inline constexpr InferType Infer{};
+
 /// `spmd::None`: the PartitionSpec entry of a dim that no axis shards.
 struct NoneType {};
 inline constexpr NoneType None{};
@@ -153,6 +159,10 @@ constexpr SpecAnnotation spec(
 /// the body is checked with local semantics; the function's [[spmd::type]]
 /// annotations (S(i) allowed) are checked at calls and stamp its result.
 #define SPMD_LOCAL [[spmd::local]]
+/// `SPMD_LOCAL_INFER`: a local region whose input types are inferred from
+/// the arguments at its calls (local_map's `in_types = Infer`) instead of
+/// declared on its parameters; the result annotation still stamps the result.
+#define SPMD_LOCAL_INFER [[spmd::local(::spmd::Infer)]]
 /// `SPMD_WHEN(flag, tp = I)`: on a method or its parameter, the types of an
 /// instance whose bool data member `flag` is true (a layout flag such as
 /// `gather_output_`), replacing the SPMD_TYPE entries of the axes listed.
@@ -171,6 +181,7 @@ constexpr SpecAnnotation spec(
 #define SPMD_OP(...)
 #define SPMD_UNCHECKED
 #define SPMD_LOCAL
+#define SPMD_LOCAL_INFER
 #endif
 
 #endif  // SPMD_ANNOTATIONS_H

@@ -43,6 +43,58 @@ TEST(AxisFact, ShardDims) {
   EXPECT_EQ(A, of({{0, types::S(0)}}));
 }
 
+TEST(AxisFact, TuplePositions) {
+  // spmd::spec({dp, tp}): both S(0), dp outer (0), tp inner (1).
+  AxisFact Dp = AxisFact::known(types::S(0), at(1), 0);
+  AxisFact Tp = AxisFact::known(types::S(0), at(1), 1);
+  EXPECT_EQ(Dp.shardPos(), 0);
+  EXPECT_EQ(Tp.shardPos(), 1);
+  // No position without a known shard.
+  EXPECT_FALSE(AxisFact::known(types::V, at(1), 3).shardPos());
+  EXPECT_EQ(AxisFact::known(types::V, at(1), 3).Pos, 0);
+  // Join: the same dim and position keeps both; the same dim at another
+  // position (another order) makes the shard unknown.
+  AxisFact J = Tp;
+  J.join(AxisFact::known(types::S(0), at(2), 1));
+  EXPECT_EQ(J.shardDim(), 0);
+  EXPECT_EQ(J.shardPos(), 1);
+  J.join(AxisFact::known(types::S(0), at(2), 0));
+  EXPECT_EQ(J.knownType(), types::V);
+  EXPECT_FALSE(J.shardDim());
+  EXPECT_FALSE(J.shardPos());
+  EXPECT_EQ(J.Pos, 0);
+  // Equality sees the position.
+  Value A, B;
+  A.set(0, Dp);
+  B.set(0, AxisFact::known(types::S(0), at(1), 1));
+  EXPECT_NE(A, B);
+  B.set(0, AxisFact::known(types::S(0), at(9), 0));
+  EXPECT_EQ(A, B);
+}
+
+TEST(Value, TupleOfADim) {
+  // ({ep, tp}, dp) on a rank-2 value: dim 0 is (ep, tp), whatever the ids.
+  Value V = Value::closed();
+  AxisId Dp = 0, Tp = 1, Ep = 2;
+  V.set(Tp, AxisFact::known(types::S(0), at(1), 1));
+  V.set(Ep, AxisFact::known(types::S(0), at(1), 0));
+  V.set(Dp, AxisFact::known(types::S(-1), at(1), 0));
+  EXPECT_EQ(V.tupleOf(0), (llvm::SmallVector<AxisId, 4>{Ep, Tp}));
+  EXPECT_EQ(V.tupleOf(-1), (llvm::SmallVector<AxisId, 4>{Dp}));
+  EXPECT_TRUE(V.tupleOf(1).empty()); // rank unknown: S(-1) is not S(1)
+  V.setRank(2);
+  EXPECT_EQ(V.tupleOf(1), (llvm::SmallVector<AxisId, 4>{Dp}));
+  // Appending innermost: after tp; tp itself not counted.
+  EXPECT_EQ(V.innermostPos(0), 2);
+  EXPECT_EQ(V.innermostPos(0, Tp), 1);
+  EXPECT_EQ(V.innermostPos(1), 1);
+  EXPECT_EQ(V.innermostPos(2), 0);
+  // A gap left by an axis gathered off the middle keeps the order.
+  V.set(Ep, AxisFact::known(types::R, at(1)));
+  V.set(3, AxisFact::known(types::S(0), at(1), 0));
+  EXPECT_EQ(V.tupleOf(0), (llvm::SmallVector<AxisId, 4>{3, Tp}));
+}
+
 TEST(AxisFact, KnownUnknownConflict) {
   AxisFact R = AxisFact::known(types::R, at(1));
   EXPECT_EQ(R.knownType(), types::R);

@@ -20,6 +20,15 @@
 
 namespace spmd::core {
 
+/// The innermost-axis rule of spec §12.4: a collective `op` on `axis`,
+/// which is one of the axes of `entry` (the normalised tuple that shards dim
+/// `dim` of its input, outer to inner), is legal only when `axis` is the
+/// entry's last (innermost) axis. An axis not in `entry` passes.
+/// Errors: RedistributeError naming the axis, the tuple, the dim and the
+/// innermost axis, with a fix (move the innermost axis off the dim first).
+Status check_innermost(std::string_view op, std::string_view axis,
+                       const SpecEntry& entry, long dim);
+
 /// Type transfer of a collective in a session (spec §7.2 then §12.4).
 /// `axis` is the collective's axis; `resolved_axes` the tensor axes it acts
 /// on (spec §7.2 step 1: [axis] or the sub-axes it flattens; empty = not

@@ -16,7 +16,9 @@
 #include <spmd/core/partition_spec.h>
 #include <spmd/core/propagation.h>
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -139,6 +141,28 @@ Result<AxisOutcome> propagate_axis(std::string_view op,
                                    const std::vector<AxisArg>& tensors,
                                    const ShardingArgs& args,
                                    std::string_view axis);
+
+/// The order of mesh axes within multi-axis PartitionSpec entries through an
+/// op (spec §12.2: "multi-axis entries impose an order; inputs with
+/// conflicting orders -> SpmdTypeError; outputs keep the input order").
+/// Built from the operands' entries (each outer to inner); `a` is outer to
+/// `b` when some entry puts `a` before `b`, directly or through other axes.
+class AxisOrder {
+ public:
+  /// The order given by `entries`. Errors: SpmdTypeError "<op>: PartitionSpec
+  /// axis order conflict: ..." when two entries order two axes oppositely.
+  static Result<AxisOrder> of(std::string_view op,
+                              const std::vector<SpecEntry>& entries);
+  /// Whether some input entry puts `a` outer to `b`.
+  bool outer(const std::string& a, const std::string& b) const;
+  /// The axes that propagation placed on output dim `dim` (in first-seen
+  /// order), sorted outer to inner. Errors: SpmdTypeError "<op>: axes A and B
+  /// both shard output dim d but no input PartitionSpec gives their order".
+  Result<SpecEntry> order(std::string_view op, long dim, SpecEntry axes) const;
+
+ private:
+  std::map<std::string, std::set<std::string>> after_;  // a -> axes inner to a
+};
 
 /// Settings of a global session (spec §5.1, §12.2, §12.5).
 struct GlobalContext {

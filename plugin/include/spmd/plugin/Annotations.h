@@ -40,6 +40,9 @@ struct AxisEntry {
   PerAxisType Type;                         ///< as written (S(i) kept)
   const clang::VarDecl *AxisDecl = nullptr; ///< the spmd::Axis constant
   clang::SourceLocation Loc;                ///< the `axis = type` expression
+  /// For S(i) from an `spmd::spec(...)` tuple entry: the axis's position in
+  /// the tuple of dim i (0 = outermost); 0 otherwise.
+  int Pos = 0;
 };
 
 /// A parsed [[spmd::type(...)]]: the declared SPMD type of a variable,
@@ -86,7 +89,9 @@ public:
   void setMesh(const clang::Decl *D, MeshAnnotation A);
   void setOpClass(const clang::Decl *D, core::OpClass C);
   void setUnchecked(const clang::Decl *D);
-  void setLocal(const clang::Decl *D);
+  /// \p InferInputs: [[spmd::local(spmd::Infer)]], the region's input
+  /// types are inferred from the arguments at its calls.
+  void setLocal(const clang::Decl *D, bool InferInputs = false);
   void setAxisSize(const clang::Decl *D, std::string Axis);
   void addWhen(const clang::Decl *D, WhenAnnotation W);
 
@@ -107,6 +112,11 @@ public:
   /// Whether \p FD is a local region ([[spmd::local]]): its body is checked
   /// with local semantics in global mode, its annotations are the boundary.
   bool isLocal(const clang::FunctionDecl *FD) const;
+  /// Whether \p FD is a local region whose input types are inferred
+  /// ([[spmd::local(spmd::Infer)]], spec §12.3's `in_types = Infer`): its
+  /// parameters are not checked at calls; the body starts from the join of
+  /// the arguments seen at the calls in the translation unit.
+  bool isLocalInfer(const clang::FunctionDecl *FD) const;
   /// The axis whose size \p FD returns ([[spmd::axis_size(axis)]]), or null.
   const std::string *axisSizeOf(const clang::FunctionDecl *FD) const;
   /// The [[spmd::when]] / [[spmd::unless]] annotations of \p FD's result
@@ -160,6 +170,7 @@ private:
   mutable llvm::DenseMap<Key, core::OpClass> Ops;
   mutable llvm::DenseMap<Key, bool> Unchecked;
   mutable llvm::DenseMap<Key, bool> Local;
+  mutable llvm::DenseMap<Key, bool> LocalInfer;
   mutable llvm::DenseMap<Key, std::string> AxisSizes;
   /// Read from annotations files, by "kind:file:line:col": one line of
   /// write()'s format each, without the key.
