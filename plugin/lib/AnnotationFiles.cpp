@@ -76,8 +76,7 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
     std::string P = "T ";
     for (const AxisEntry &E : A.Entries)
       P += (&E == &A.Entries.front() ? "" : ",") + E.Axis + "=" +
-           core::to_string(E.Type) +
-           (E.Pos ? "@" + std::to_string(E.Pos) : "");
+           core::to_string(E.Type) + (E.Pos ? "@" + std::to_string(E.Pos) : "");
     Add(K, P);
   }
   for (const auto &[K, M] : Meshes)

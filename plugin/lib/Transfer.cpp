@@ -102,8 +102,7 @@ FactMap Transfer::entryState() {
   if (LocalRegion)
     if (auto It = TU.InferredInputs.find(FD->getCanonicalDecl());
         It != TU.InferredInputs.end())
-      for (unsigned I = 0; I < It->second.size() && I < FD->getNumParams();
-           ++I)
+      for (unsigned I = 0; I < It->second.size() && I < FD->getNumParams(); ++I)
         if (!It->second[I].isEmpty() && !declaredType(FD->getParamDecl(I)))
           S = S.set(varIndex(FD->getParamDecl(I)), It->second[I], Arena);
   return S;

@@ -151,8 +151,8 @@ private:
   /// inner, normalised by the core (§12.1: axes with one rank here, from a
   /// size-1 guard, dropped); nullopt when \p Axis is not on it or its order
   /// is not known (two axes at one position).
-  std::optional<std::vector<std::string>>
-  tupleEntry(const Value &V, int Dim, AxisId Axis) const;
+  std::optional<std::vector<std::string>> tupleEntry(const Value &V, int Dim,
+                                                     AxisId Axis) const;
   /// A collective-input problem at \p CE's tensor argument: the fields every
   /// such report shares (location, call, op, axis, expected src, actual).
   Problem collectiveInputProblem(const clang::CallExpr *CE,

@@ -133,8 +133,8 @@ std::optional<core::SpecEntry> Transfer::tupleEntry(const Value &V, int Dim,
 }
 
 bool Transfer::checkInnermost(const CallExpr *CE,
-                              const core::CollectiveCall &Call,
-                              const Value &In, AxisId Axis) {
+                              const core::CollectiveCall &Call, const Value &In,
+                              AxisId Axis) {
   if (!globalAxis(Axis))
     return false;
   const AxisFact *F = In.get(Axis);
@@ -587,8 +587,7 @@ void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
   if (Inputs.empty() && OutDims.size() == Placed.size())
     return; // no tuple in, none out
   core::Result<core::AxisOrder> Order = core::AxisOrder::of(Op, Inputs);
-  auto Reject = [&](const core::TypeError &Err,
-                    llvm::ArrayRef<AxisId> Lost) {
+  auto Reject = [&](const core::TypeError &Err, llvm::ArrayRef<AxisId> Lost) {
     if (reporting(DiagKind::OpType))
       report(opTypeProblem(CE, Ops, Err));
     for (AxisId A : Lost) {
@@ -634,8 +633,8 @@ void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
     }
     for (AxisId A : Axes) {
       AxisFact F = *Out.get(A);
-      F.Pos = int8_t(llvm::find(*Sorted, TU.Axes.name(A).str()) -
-                     Sorted->begin());
+      F.Pos =
+          int8_t(llvm::find(*Sorted, TU.Axes.name(A).str()) - Sorted->begin());
       Out.set(A, F);
     }
   }

@@ -253,16 +253,16 @@ public:
     return *D == Dim;
   }
   /// The axes known to shard dim \p Dim (as written, or resolved with the
-  /// rank), outer to inner: spec §12.1's tuple of that dim. Axes with equal positions
-  /// (two `axis = S(d)` map entries: no order given) keep AxisId order.
+  /// rank), outer to inner: spec §12.1's tuple of that dim. Axes with equal
+  /// positions (two `axis = S(d)` map entries: no order given) keep AxisId
+  /// order.
   llvm::SmallVector<AxisId, 4> tupleOf(int Dim) const {
     llvm::SmallVector<std::pair<int, AxisId>, 4> T;
     for (const Entry &E : Axes)
       if (sameDim(E.second.shardDim(), Dim))
         T.push_back({E.second.Pos, E.first});
-    llvm::stable_sort(T, [](const auto &X, const auto &Y) {
-      return X.first < Y.first;
-    });
+    llvm::stable_sort(
+        T, [](const auto &X, const auto &Y) { return X.first < Y.first; });
     llvm::SmallVector<AxisId, 4> Out;
     for (const auto &P : T)
       Out.push_back(P.second);

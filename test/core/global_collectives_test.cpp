@@ -365,10 +365,10 @@ TEST(CheckInnermost, OnlyTheLastAxisOfTheTuple) {
   EXPECT_EQ(r.error().axis, "dp");
   EXPECT_NE(r.error().fix.find("all_gather on tp"), std::string::npos);
   // Middle of three.
-  EXPECT_TRUE(FailsWith(check_innermost("reduce_scatter", "tp",
-                                        {"dp", "tp", "ep"}, 2),
-                        ErrorKind::RedistributeError,
-                        {"(dp, tp, ep)", "(dim 2)", "innermost axis (ep)"}));
+  EXPECT_TRUE(
+      FailsWith(check_innermost("reduce_scatter", "tp", {"dp", "tp", "ep"}, 2),
+                ErrorKind::RedistributeError,
+                {"(dp, tp, ep)", "(dim 2)", "innermost axis (ep)"}));
 }
 
 }  // namespace

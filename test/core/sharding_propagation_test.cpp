@@ -1062,10 +1062,10 @@ TEST(AxisOrder, KeepsTheInputOrderAndRejectsConflicts) {
   EXPECT_EQ(*t->order("add", 1, {"tp", "ep", "dp"}),
             (SpecEntry{"dp", "ep", "tp"}));
   // Opposite orders in two operands.
-  EXPECT_TRUE(FailsWith(AxisOrder::of("add", {{"dp", "tp"}, {"tp", "dp"}}),
-                        ErrorKind::SpmdTypeError,
-                        {"add", "order conflict", "(dp outer to tp)",
-                         "(tp outer to dp)"}));
+  EXPECT_TRUE(FailsWith(
+      AxisOrder::of("add", {{"dp", "tp"}, {"tp", "dp"}}),
+      ErrorKind::SpmdTypeError,
+      {"add", "order conflict", "(dp outer to tp)", "(tp outer to dp)"}));
   // Two axes on one output dim that no input orders.
   auto none = AxisOrder::of("mul", {{"dp"}, {"tp"}});
   ASSERT_TRUE(none.ok());

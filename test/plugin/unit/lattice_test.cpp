@@ -36,7 +36,7 @@ TEST(AxisFact, ShardDims) {
   // A V arriving on a fact without V brings its dim.
   AxisFact U = AxisFact::unknown();
   U.join(S1);
-  EXPECT_FALSE(U.shardDim()); // unknown bit: not known
+  EXPECT_FALSE(U.shardDim());  // unknown bit: not known
   EXPECT_EQ(U.Shard, -1);
   Value A = of({{0, types::S(0)}}), B = of({{0, types::S(1)}});
   EXPECT_NE(A, B);
@@ -81,7 +81,7 @@ TEST(Value, TupleOfADim) {
   V.set(Dp, AxisFact::known(types::S(-1), at(1), 0));
   EXPECT_EQ(V.tupleOf(0), (llvm::SmallVector<AxisId, 4>{Ep, Tp}));
   EXPECT_EQ(V.tupleOf(-1), (llvm::SmallVector<AxisId, 4>{Dp}));
-  EXPECT_TRUE(V.tupleOf(1).empty()); // rank unknown: S(-1) is not S(1)
+  EXPECT_TRUE(V.tupleOf(1).empty());  // rank unknown: S(-1) is not S(1)
   V.setRank(2);
   EXPECT_EQ(V.tupleOf(1), (llvm::SmallVector<AxisId, 4>{Dp}));
   // Appending innermost: after tp; tp itself not counted.
