@@ -66,3 +66,26 @@ Tensor assert_other_dim(SPMD_TYPE(tp = S(0)) const Tensor& x) {
   // global-note@-2 {{type S(0) on axis 'tp' declared here}}
   return x;
 }
+
+// --- tuples with a local axis, and inside a local region -------------------
+
+// dp is local (local-axes=dp): it is not part of the innermost rule, so
+// gathering it while tp is the inner axis of dim 0 is not checked.
+SPMD_TYPE(dp = R, tp = S(0))
+Tensor tuple_local_axis(SPMD_TYPE(spmd::spec({dp, tp}, spmd::None)) const Tensor& x) {
+  return spmd::all_gather(x, dp, S(0), R);
+}
+
+// Inside a local region nothing is global: gathering tp, the outer axis of
+// dim 1, is not checked there; in global code it is.
+SPMD_AXIS(ep);
+SPMD_LOCAL
+SPMD_TYPE(tp = R)
+Tensor region_tuple(SPMD_TYPE(spmd::spec(spmd::None, {tp, ep})) const Tensor& x) {
+  return spmd::all_gather(x, tp, S(1), R);
+}
+
+SPMD_TYPE(tp = R)
+Tensor tuple_outer_in_global_code(SPMD_TYPE(spmd::spec(spmd::None, {tp, ep})) const Tensor& x) { // global-note {{type V on axis 'tp' declared here}}
+  return spmd::all_gather(x, tp, S(1), R); // global-error {{all_gather on axis tp is not allowed because it is not the innermost axis in its PartitionSpec group (tp, ep) (dim 1)}} global-note {{suggestion: first move ep off the dim}}
+}
