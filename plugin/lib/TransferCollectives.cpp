@@ -311,8 +311,12 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   if (R.ok() && !OtherDim) {
     if (std::optional<PerAxisType> N = R->get(E.Axis)) {
       AxisFact NF = AxisFact::known(*N, O);
-      if (GlobalShard && N->kind == TypeKind::Varying)
-        NF = AxisFact::known(E.Type, O);
+      if (GlobalShard && N->kind == TypeKind::Varying) {
+        // The same dim keeps its place in the dim's tuple; a new dim puts
+        // the axis innermost there.
+        int Pos = HaveDim ? F->Pos : In.innermostPos(E.Type.dim, A);
+        NF = AxisFact::known(E.Type, O, Pos);
+      }
       Out.set(A, NF);
     }
     return;

@@ -87,6 +87,15 @@ Tensor add_other_order(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& a,
   // global-note@-3 {{'a' has type V on axis 'tp' declared here}} global-note@-2 {{'b' has type V on axis 'tp' declared here}}
 }
 
+// spmd::assert_type of the same dim keeps the axis's place in the tuple.
+SPMD_TYPE(dp = R, tp = S(0))
+Tensor assert_keeps_position(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x) {
+  auto y = x.relu();
+  spmd::assert_type(y, {tp = S(0)});
+  return spmd::all_gather(y, dp, S(0), R); // global-error {{all_gather on axis dp is not allowed because it is not the innermost axis in its PartitionSpec group (dp, tp) (dim 0)}} global-note {{suggestion: first move tp off the dim}}
+  // global-note@-4 {{type V on axis 'dp' declared here}}
+}
+
 // Map entries `dp = S(0), tp = S(0)` give no order: not checked.
 SPMD_TYPE(dp = R, tp = S(0))
 Tensor map_entries_unordered(SPMD_TYPE(dp = S(0), tp = S(0)) const Tensor& x) {
