@@ -43,6 +43,9 @@ const char *originText(OriginKind K) {
     return "inferred from this operation";
   case OriginKind::CallResult:
     return "returned by this call (the callee's declared result type)";
+  case OriginKind::CallArgument:
+    return "passed here (the local region's input types are inferred from "
+           "the arguments at its calls)";
   }
   return "from here";
 }

@@ -414,7 +414,7 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
     CallLayout = TU.Layouts.layoutOfInstance(Callee, Instance, FD, CurLayout);
   }
   if (TU.Table.isLocalInfer(Callee)) // in_types = Infer: nothing to check
-    recordInferredInputs(Callee, Args);
+    recordInferredInputs(Callee, Args, Call->getExprLoc());
   bool Partial = false;
   auto ParamType = [&](unsigned PI) {
     return CallLayout ? TU.Layouts.typeIn(Callee, int(PI), *CallLayout)

@@ -178,9 +178,11 @@ private:
                       llvm::ArrayRef<const clang::Expr *> Args);
   /// A call of an [[spmd::local(spmd::Infer)]] region: joins the local
   /// types of the tensor arguments \p Args (by parameter index) into
-  /// TUContext::InferredInputs.
+  /// TUContext::InferredInputs, with origins at the arguments (\p CallLoc
+  /// for a missing one).
   void recordInferredInputs(const clang::FunctionDecl *Callee,
-                            llvm::ArrayRef<const clang::Expr *> Args);
+                            llvm::ArrayRef<const clang::Expr *> Args,
+                            clang::SourceLocation CallLoc);
   /// A call of a function that only forwards its parameters to another call
   /// (a module holder's operator(), an engine's wrapper), followed to an
   /// annotated callee; nullopt when it does not get there.

@@ -158,7 +158,8 @@ bool Transfer::checkInnermost(const CallExpr *CE,
 }
 
 void Transfer::recordInferredInputs(const FunctionDecl *Callee,
-                                    llvm::ArrayRef<const Expr *> Args) {
+                                    llvm::ArrayRef<const Expr *> Args,
+                                    SourceLocation CallLoc) {
   std::vector<Value> &In = TU.InferredInputs[Callee->getCanonicalDecl()];
   if (In.size() < Callee->getNumParams())
     In.resize(Callee->getNumParams(), Value::empty());
@@ -171,9 +172,13 @@ void Transfer::recordInferredInputs(const FunctionDecl *Callee,
       V = eval(Arg);
     // The body is local (spec §12.3): a shard is V there, and no rank is
     // tracked.
-    V.forEachFact([](AxisId, AxisFact &F) {
+    // Notes point at the argument.
+    Origin At{Arg ? Arg->getExprLoc() : CallLoc, OriginKind::CallArgument};
+    V.forEachFact([&](AxisId, AxisFact &F) {
       F.Shard = AxisFact::UnknownShard;
       F.Pos = 0;
+      for (Origin &O : F.Origins)
+        O = At;
     });
     V.setRank(std::nullopt);
     In[PI].join(V);

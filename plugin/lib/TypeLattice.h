@@ -64,6 +64,9 @@ enum class OriginKind : uint8_t {
   AssertType, ///< spmd::assert_type
   Inferred,   ///< an ordinary tensor operation
   CallResult, ///< an annotated function's declared result
+  /// an argument at a call of a local region whose input types are
+  /// inferred ([[spmd::local(spmd::Infer)]])
+  CallArgument,
 };
 
 /// Where a type came from.

@@ -15,8 +15,8 @@ Tensor region_relu(const Tensor& x) {
 }
 
 SPMD_TYPE(tp = V)
-Tensor call_with_partial(SPMD_TYPE(tp = P) const Tensor& p) { // global-note {{'x' has type P on axis 'tp' declared here}}
-  return region_relu(p);
+Tensor call_with_partial(SPMD_TYPE(tp = P) const Tensor& p) {
+  return region_relu(p); // global-note {{'x' has type P on axis 'tp' passed here (the local region's input types are inferred from the arguments at its calls)}}
 }
 
 // The body sees S(1) from the call as V, and its hand-written partial sum is
@@ -42,9 +42,9 @@ Tensor region_reduce(const Tensor& x) {
 }
 
 SPMD_TYPE(tp = R)
-Tensor call_reduce_twice(SPMD_TYPE(tp = R) const Tensor& a, // global-note {{type R on axis 'tp' declared here}}
+Tensor call_reduce_twice(SPMD_TYPE(tp = R) const Tensor& a,
                          SPMD_TYPE(tp = R) const Tensor& b) {
-  return region_reduce(a) + region_reduce(b);
+  return region_reduce(a) + region_reduce(b); // global-note {{type R on axis 'tp' passed here}}
 }
 
 // Calls that disagree: the body's input is R from one call, P from the
@@ -56,9 +56,9 @@ Tensor region_mixed(const Tensor& x) {
 }
 
 SPMD_TYPE(tp = V)
-Tensor call_mixed(SPMD_TYPE(tp = R) const Tensor& r, // global-note {{type R on axis 'tp' declared here}}
-                  SPMD_TYPE(tp = P) const Tensor& p) { // global-note {{type P on axis 'tp' declared here}}
-  return region_mixed(r) + region_mixed(p);
+Tensor call_mixed(SPMD_TYPE(tp = R) const Tensor& r,
+                  SPMD_TYPE(tp = P) const Tensor& p) {
+  return region_mixed(r) + region_mixed(p); // global-note {{type R on axis 'tp' passed here}} global-note {{type P on axis 'tp' passed here}}
 }
 
 // A region nobody calls: its inputs are unknown, nothing is reported.
