@@ -179,13 +179,6 @@ void assert_on(const at::Tensor& x, const core::GlobalType& asserted,
   stamp_global(x, r.value());
 }
 
-void assert_on(const at::Tensor& x, const TensorType& asserted,
-               const std::string& what, const Ctx& ctx) {
-  core::GlobalType g;
-  g.local = asserted;
-  assert_on(x, g, what, ctx);
-}
-
 std::vector<std::pair<std::string, PerAxisType>> entries_of(
     std::initializer_list<AxisType> type) {
   std::vector<std::pair<std::string, PerAxisType>> entries;

@@ -5,6 +5,7 @@
 // ATen call (tensor operands, dims, sizes, equation, ...) into their inputs.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <spmd/core/mesh_region.h>
 #include <spmd/errors.h>
 
 #include <iostream>
@@ -294,8 +295,14 @@ bool collective_global(const Ctx& ctx, const core::CollectiveCall& call,
                        const at::Tensor& input, const at::Tensor& output) {
   if (!ctx.is_global) return false;
   std::optional<core::GlobalType> in = global_of(input);
+  // A flattened collective axis (dp_cp) acts on the tensor's sub-axes.
+  std::vector<std::string> resolved{std::string(axis)};
+  if (in && ctx.inference.axis_table)
+    if (auto subs = core::resolve_collective_axes(axis, in->local,
+                                                  *ctx.inference.axis_table))
+      resolved = *subs;
   core::Result<core::GlobalType> r = core::transfer_global(
-      call, in, axis, {std::string(axis)}, core::Shape::of(input.sizes().vec()),
+      call, in, axis, resolved, core::Shape::of(input.sizes().vec()),
       ctx.global, axis_is_singleton);
   if (!r.ok()) {
     std::string context =
