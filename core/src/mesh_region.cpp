@@ -323,10 +323,10 @@ Result<PartitionSpec> remap_spec(const PartitionSpec& spec,
     while (p < e.size()) {
       const Group* g = group_of(groups, e[p]);
       auto fail = [&](const std::string& why) {
-        TypeError err = type_error(
-            "reinterpret_mesh cannot carry " + spec.to_string() +
-            " to the destination mesh: dim " + std::to_string(d) + " (" +
-            entry_text(e) + "): " + why);
+        TypeError err =
+            type_error("reinterpret_mesh cannot carry " + spec.to_string() +
+                       " to the destination mesh: dim " + std::to_string(d) +
+                       " (" + entry_text(e) + "): " + why);
         err.axis = e[p];
         err.fix =
             "shard the dim on whole groups of axes that both meshes share "
@@ -348,15 +348,14 @@ Result<PartitionSpec> remap_spec(const PartitionSpec& spec,
               return std::find(e.begin(), e.end(), a) != e.end();
             }))
           return fail("the axes " + list_text(g->src) +
-                      " become the one destination group " +
-                      list_text(g->dst) +
+                      " become the one destination group " + list_text(g->dst) +
                       " only in their outer-to-inner order " +
                       entry_text(g->src) + "; the entry lists them in " +
                       "another order");
-        return fail("axis " + e[p] + " has no counterpart in the destination "
+        return fail("axis " + e[p] +
+                    " has no counterpart in the destination "
                     "mesh: it is only part of the source group " +
-                    list_text(g->src) + ", which becomes " +
-                    list_text(g->dst) +
+                    list_text(g->src) + ", which becomes " + list_text(g->dst) +
                     ", so no destination axis covers exactly its ranks");
       }
       mapped.insert(mapped.end(), g->dst.begin(), g->dst.end());
@@ -372,8 +371,8 @@ Result<PartitionSpec> remap_spec(const PartitionSpec& spec,
 Result<GlobalType> reinterpret_mesh_global(
     const GlobalType& src, const std::optional<TensorType>& dst,
     const std::vector<std::string>& dst_axes, const AxisTable& table) {
-  Result<std::vector<Side>> d = dst ? sides(dst->axes(), &*dst, table)
-                                    : sides(dst_axes, nullptr, table);
+  Result<std::vector<Side>> d =
+      dst ? sides(dst->axes(), &*dst, table) : sides(dst_axes, nullptr, table);
   if (!d.ok()) return d.error();
   std::vector<Group> groups;
   Result<TensorType> map =

@@ -397,8 +397,7 @@ at::Tensor retag(const at::Tensor& x, const DeviceMesh& to,
       to.world()->axis_table() ? *to.world()->axis_table() : kEmpty;
   // The type map and the PartitionSpec move together (spec §10.3 step 5).
   core::Result<core::GlobalType> r = core::reinterpret_mesh_global(
-      *src, dst, dst ? std::vector<std::string>() : mesh_axis_names(to),
-      table);
+      *src, dst, dst ? std::vector<std::string>() : mesh_axis_names(to), table);
   if (!r.ok())
     throw_with_context(r.error(),
                        "  In " + call + "(\n    x: " + describe_tensor(x) +

@@ -226,30 +226,57 @@ struct SpecRow {
 
 std::vector<SpecRow> SpecRows() {
   return {
-      {"flatten_spec_X_example", "{dp: V, cp: V, tp: R}", "((dp, cp), None)",
-       "{dp_cp: V, tp: R}", "{dp_cp: S(0), tp: R} PartitionSpec(dp_cp, None)",
+      {"flatten_spec_X_example",
+       "{dp: V, cp: V, tp: R}",
+       "((dp, cp), None)",
+       "{dp_cp: V, tp: R}",
+       "{dp_cp: S(0), tp: R} PartitionSpec(dp_cp, None)",
        {}},
-      {"split_spec", "{dp_cp: V, tp: R}", "(None, dp_cp)", "dp,cp,tp",
-       "{cp: S(1), dp: S(1), tp: R} PartitionSpec(None, (dp, cp))", {}},
-      {"parallel_folding", "{dp: V, cp: V, tp: V}", "((dp, cp), tp)",
+      {"split_spec",
+       "{dp_cp: V, tp: R}",
+       "(None, dp_cp)",
+       "dp,cp,tp",
+       "{cp: S(1), dp: S(1), tp: R} PartitionSpec(None, (dp, cp))",
+       {}},
+      {"parallel_folding",
+       "{dp: V, cp: V, tp: V}",
+       "((dp, cp), tp)",
        "edp,ep,etp",
-       "{edp: S(0), ep: S(1), etp: S(1)} PartitionSpec(edp, (ep, etp))", {}},
-      {"shared_axis_renamed", "{dp: V, cp: V, tp: V}", "(tp, (dp, cp))",
+       "{edp: S(0), ep: S(1), etp: S(1)} PartitionSpec(edp, (ep, etp))",
+       {}},
+      {"shared_axis_renamed",
+       "{dp: V, cp: V, tp: V}",
+       "(tp, (dp, cp))",
        "{dp_cp: V, tp: V}",
-       "{dp_cp: S(1), tp: S(0)} PartitionSpec(tp, dp_cp)", {}},
-      {"segments_in_one_entry", "{dp: V, cp: V, tp: V}", "((dp, cp, tp))",
-       "edp,ep,etp", "{edp: S(0), ep: S(0), etp: S(0)} "
-       "PartitionSpec((edp, ep, etp))", {}},
-      {"component_alone", "{dp: V, cp: V, tp: R}", "(cp, dp)", "dp_cp,tp",
+       "{dp_cp: S(1), tp: S(0)} PartitionSpec(tp, dp_cp)",
+       {}},
+      {"segments_in_one_entry",
+       "{dp: V, cp: V, tp: V}",
+       "((dp, cp, tp))",
+       "edp,ep,etp",
+       "{edp: S(0), ep: S(0), etp: S(0)} "
+       "PartitionSpec((edp, ep, etp))",
+       {}},
+      {"component_alone",
+       "{dp: V, cp: V, tp: R}",
+       "(cp, dp)",
+       "dp_cp,tp",
        nullptr,
        {"reinterpret_mesh cannot carry PartitionSpec(cp, dp)",
         "dim 0 (cp): axis cp has no counterpart in the destination mesh",
         "source group {dp, cp}, which becomes {dp_cp}"}},
-      {"reversed_group", "{dp: V, cp: V, tp: R}", "((cp, dp), None)",
-       "dp_cp,tp", nullptr,
+      {"reversed_group",
+       "{dp: V, cp: V, tp: R}",
+       "((cp, dp), None)",
+       "dp_cp,tp",
+       nullptr,
        {"only in their outer-to-inner order (dp, cp)"}},
-      {"group_cut_by_entry", "{dp: V, cp: V, tp: V}", "(dp, (cp, tp))",
-       "edp,ep,etp", nullptr, {"axis dp has no counterpart"}},
+      {"group_cut_by_entry",
+       "{dp: V, cp: V, tp: V}",
+       "(dp, (cp, tp))",
+       "edp,ep,etp",
+       nullptr,
+       {"axis dp has no counterpart"}},
       {"no_spec_no_change", "{dp: R, cp: R}", "", "dp_cp", "{dp_cp: R}", {}},
   };
 }
@@ -286,9 +313,8 @@ TEST(ReinterpretMeshSpecDense, DpBecomesEdpEpOn8Ranks) {
   GlobalType src;
   src.local = TT("{dp: V, tp: V}");
   src.spec = PartitionSpec::parse("(dp, tp)").value();
-  Result<GlobalType> r =
-      reinterpret_mesh_global(src, std::nullopt, {"edp", "ep", "etp"},
-                              *Table8());
+  Result<GlobalType> r = reinterpret_mesh_global(
+      src, std::nullopt, {"edp", "ep", "etp"}, *Table8());
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r.value().spec->to_string(), "PartitionSpec((edp, ep), etp)");
   // And back, with an unknown shard carried to the group's axes.

@@ -53,8 +53,9 @@ std::optional<std::vector<std::string>> flattened_components(
   if (subs.empty()) return std::nullopt;
   core::Result<core::MeshAxis> f = core::flatten(layouts);
   if (!f.ok() || f.value() != *target) return std::nullopt;
-  std::stable_sort(subs.begin(), subs.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(subs.begin(), subs.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first;
+  });
   std::vector<std::string> out;
   for (const auto& entry : subs) out.push_back(entry.second);
   return out;
@@ -118,9 +119,9 @@ core::GlobalType asserted_type(
     if (comps.empty()) continue;
     for (const std::string& c : comps)
       if (t.has(c))
-        throw_usage("assert_type: axis '" + c + "' is given twice" +
-                    (c == axis ? "" : " (through the flattened axis " + axis +
-                                          ")"));
+        throw_usage(
+            "assert_type: axis '" + c + "' is given twice" +
+            (c == axis ? "" : " (through the flattened axis " + axis + ")"));
     PerAxisType local = type;
     if (type.is_shard()) {
       core::Result<PerAxisType> r = core::resolve_shard_dim(type, x.dim());
@@ -202,7 +203,8 @@ const at::Tensor& assert_entries(const at::Tensor& x,
     if (a.axis == nullptr) throw_usage(what + ": an axis has no name");
     entries.emplace_back(a.axis, a.type);
   }
-  assert_on(x, asserted_type(x, entries, ctx), what, ctx);  // S(i) keeps its dim
+  assert_on(x, asserted_type(x, entries, ctx), what,
+            ctx);  // S(i) keeps its dim
   return x;
 }
 

@@ -11,9 +11,9 @@
 // with ATen ops on untyped buffers.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <string>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
 #include "internal.h"
@@ -111,10 +111,12 @@ void wrap_works(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     c10::IValue& v = out[i];
     if (!v.isCustomClass()) continue;
     auto cls = v.type()->cast<c10::ClassType>();
-    if (!cls || cls != c10::getCustomClassType<c10::intrusive_ptr<c10d::Work>>())
+    if (!cls ||
+        cls != c10::getCustomClassType<c10::intrusive_ptr<c10d::Work>>())
       continue;
     auto work = v.toCustomClass<c10d::Work>();
-    if (!work || dynamic_cast<UntypedWaitWork*>(work.get()) != nullptr) continue;
+    if (!work || dynamic_cast<UntypedWaitWork*>(work.get()) != nullptr)
+      continue;
     v = c10::IValue(c10::intrusive_ptr<c10d::Work>(
         c10::make_intrusive<UntypedWaitWork>(std::move(work))));
   }

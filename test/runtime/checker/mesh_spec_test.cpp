@@ -82,7 +82,8 @@ TEST(ReinterpretMeshSpec, DenseToExpertAndBackOn8Ranks) {
       // gathering etp along dim 1 is accepted, along dim 0 is not.
       MeshGuard on_expert(expert);
       at::Tensor g = all_gather(y, etp, S(1), R);
-      EXPECT_EQ(gtype(g), "{edp: S(0), ep: S(0), etp: R} PartitionSpec((edp, ep), None)");
+      EXPECT_EQ(gtype(g),
+                "{edp: S(0), ep: S(0), etp: R} PartitionSpec((edp, ep), None)");
       EXPECT_EQ(g.sizes(), (at::IntArrayRef{4, 4}));
       EXPECT_TYPE_ERROR(all_gather(y, etp, S(0), R),
                         "expected input shard S(0) on axis etp, got S(1)");
@@ -93,8 +94,7 @@ TEST(ReinterpretMeshSpec, DenseToExpertAndBackOn8Ranks) {
     EXPECT_EQ(gtype(reinterpret_mesh(y, dense)),
               "{dp: S(0), tp: S(1)} PartitionSpec(dp, tp)");
     // Full form with the destination types.
-    EXPECT_EQ(spec_str(reinterpret_mesh(x, {edp = V, ep = V, etp = V},
-                                        expert)),
+    EXPECT_EQ(spec_str(reinterpret_mesh(x, {edp = V, ep = V, etp = V}, expert)),
               "PartitionSpec((edp, ep), etp)");
   });
 }
@@ -195,12 +195,12 @@ TEST(FlattenedAssertType, NameResolvesToComponentAxesOn8Ranks) {
     EXPECT_TYPE_ERROR(assert_type(r, {dp_cp = V}), "dp");
     // In an explicit PartitionSpec.
     at::Tensor s = Data({4, 3});
-    assert_type(s, {dp_cp = V, tp = R},
-                checker::partition_spec({{}, {dp_cp}}));
+    assert_type(s, {dp_cp = V, tp = R}, checker::partition_spec({{}, {dp_cp}}));
     EXPECT_EQ(spec_str(s), "PartitionSpec(None, (dp, cp))");
     // The flattened axis together with one of its components.
-    std::string twice =
-        spmd_error<UsageError>([&] { assert_type(Data({4}), {dp = R, dp_cp = R}); });
+    std::string twice = spmd_error<UsageError>([&] {
+      assert_type(Data({4}), {dp = R, dp_cp = R});
+    });
     EXPECT_NE(twice.find("axis 'dp' is given twice (through the flattened "
                          "axis dp_cp)"),
               std::string::npos)
@@ -224,7 +224,7 @@ TEST(FlattenedAssertType, OtherMeshNamesOfTheSameRanksOn4Ranks) {
   run_ranks(4, [](const std::shared_ptr<World>& world) {
     DeviceMesh dense(world, {{dp, 2}, {tp, 2}});
     DeviceMesh expert(world, {{ep, 2}, {etp, 2}});  // ep = dp, etp = tp
-    DeviceMesh other(world, {{edp, 4}});             // all ranks: dp x tp
+    DeviceMesh other(world, {{edp, 4}});            // all ranks: dp x tp
     MeshGuard on_dense(dense);
     checker::TypecheckGuard guard(global_options());
     at::Tensor x = Data({4, 2});
@@ -311,15 +311,15 @@ TEST(MutateType, KeepsShardDimsOfAxesThatStayV) {
   EXPECT_EQ(gtype(x), "{dp: R, tp: P}");
   // A failed mutation changes nothing.
   at::Tensor y = typed({dp = S(1), tp = S(0)}, {4, 3});
-  EXPECT_TYPE_ERROR(mutate_type(y, {dp = V, tp = R}, {dp = P, tp = P}),
-                    "tp");
+  EXPECT_TYPE_ERROR(mutate_type(y, {dp = V, tp = R}, {dp = P, tp = P}), "tp");
   EXPECT_EQ(spec_str(y), "PartitionSpec(tp, dp)");
   // The all-axes form.
   mutate_type(y, V, P);
   EXPECT_EQ(gtype(y), "{dp: P, tp: P}");
 }
 
-// ----------------------------------- typed boundaries with inferred inputs ----
+// ----------------------------------- typed boundaries with inferred inputs
+// ----
 
 TEST(Boundaries, NoTypecheckKeepsShardDimsOfOutTypesInGlobalMode) {
   checker::TypecheckGuard guard(global_mesh2());
