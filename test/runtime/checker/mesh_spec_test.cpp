@@ -87,6 +87,11 @@ TEST(ReinterpretMeshSpec, DenseToExpertAndBackOn8Ranks) {
       EXPECT_EQ(g.sizes(), (at::IntArrayRef{4, 4}));
       EXPECT_TYPE_ERROR(all_gather(y, etp, S(0), R),
                         "expected input shard S(0) on axis etp, got S(1)");
+      // The automatic lift (spec §6.2) carries the spec too: a dense
+      // operand used under the expert mesh.
+      EXPECT_EQ(gtype(x * 2.0),
+                "{edp: S(0), ep: S(0), etp: S(1)} "
+                "PartitionSpec((edp, ep), etp)");
       at::Tensor back = reinterpret_mesh(g, dense);
       EXPECT_EQ(gtype(back), "{dp: S(0), tp: R} PartitionSpec(dp, None)");
     }
@@ -136,6 +141,12 @@ TEST(ReinterpretMeshSpec, AxisWithoutCounterpartIsAnErrorOn8Ranks) {
                       "only in their outer-to-inner order (edp, ep)");
     // The tensor keeps its type after a failed reinterpret.
     EXPECT_EQ(spec_str(r), "PartitionSpec((ep, edp), None)");
+    // Used under the dense mesh, the automatic lift fails the same way.
+    MeshGuard on_dense(dense);
+    EXPECT_TYPE_ERROR(v * 2.0,
+                      "args[0] cannot be auto-reinterpreted to the current "
+                      "mesh. reinterpret_mesh cannot carry PartitionSpec(ep, "
+                      "edp)");
   });
 }
 
