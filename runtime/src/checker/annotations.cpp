@@ -251,7 +251,17 @@ const at::Tensor& mutate_axes(
     const at::Tensor& x,
     const std::vector<std::tuple<std::string, PerAxisType, PerAxisType>>& ups) {
   TypeRef cur = type_of(x);
-  TensorType t = cur ? *cur : TensorType();
+  if (cur == nullptr) {  // spec §8.2: it overwrites an existing type
+    core::TypeError e;
+    e.kind = core::ErrorKind::SpmdTypeError;
+    e.message =
+        "mutate_type: the tensor has no SPMD type; mutate_type changes the "
+        "type of an already-typed tensor";
+    e.fix = "annotate it first with spmd::assert_type";
+    throw_with_context(
+        e, "  In mutate_type(\n    x: " + describe_tensor(x) + ",\n  )");
+  }
+  TensorType t = *cur;
   for (const auto& [axis, src, dst] : ups) {
     core::Result<TensorType> r = core::mutate_type(t, axis, src, dst);
     if (!r.ok())

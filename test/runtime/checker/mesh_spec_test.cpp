@@ -327,6 +327,13 @@ TEST(MutateType, KeepsShardDimsOfAxesThatStayV) {
   // The all-axes form.
   mutate_type(y, V, P);
   EXPECT_EQ(gtype(y), "{dp: P, tp: P}");
+  // Spec §8.2: only an already-typed tensor can be mutated (the all-axes
+  // form would otherwise give an untyped tensor the empty type).
+  at::Tensor u = untyped({2});
+  EXPECT_TYPE_ERROR(mutate_type(u, V, R), "the tensor has no SPMD type");
+  EXPECT_TYPE_ERROR(mutate_type(u, tp, V, R), "the tensor has no SPMD type");
+  EXPECT_TYPE_ERROR(mutate_type(u, R, {tp = V}), "no SPMD type");
+  EXPECT_FALSE(has_type(u));
 }
 
 // ----------------------------------- typed boundaries with inferred inputs
