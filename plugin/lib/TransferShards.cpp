@@ -591,7 +591,9 @@ void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
       int Last = -1;
       bool Ordered = true;
       for (AxisId A : S->V.tupleOf(D)) {
-        if (!globalAxis(A))
+        // Local axes keep local semantics; an axis of one rank here (a
+        // size-1 guard) is normalised away (spec §12.1).
+        if (!globalAxis(A) || llvm::is_contained(SizeOne, A))
           continue;
         Ordered &= S->V.get(A)->Pos > Last; // equal: no order given
         Last = S->V.get(A)->Pos;

@@ -117,3 +117,15 @@ Tensor size_one_inner(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x,
   return spmd::all_gather(x, dp, S(0), R); // global-error {{not the innermost axis in its PartitionSpec group (dp, tp) (dim 0)}} global-note {{suggestion: first move tp off the dim}}
   // global-note@-5 {{type V on axis 'dp' declared here}}
 }
+
+// And operands whose orders differ only by tp agree there (b + a would
+// report the conflict on axis dp).
+SPMD_TYPE(dp = V, tp = V)
+Tensor size_one_order(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& a,
+                      SPMD_TYPE(spmd::spec({tp, dp}, None)) const Tensor& b,
+                      const Parallel& p) {
+  if (p.tp_size() == 1)
+    return b + a;
+  return a - b; // global-error {{operator-: PartitionSpec axis order conflict}} global-note {{suggestion: redistribute one operand so both use the same order}}
+  // global-note@-6 {{'a' has type V on axis 'tp' declared here}} global-note@-5 {{'b' has type V on axis 'tp' declared here}}
+}
