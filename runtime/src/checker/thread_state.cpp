@@ -117,6 +117,7 @@ TypecheckGuard::TypecheckGuard(TypecheckOptions options) : saved_(new Saved) {
   if (tls_state == nullptr) {
     tls_state = new ThreadState();
     saved_->created = true;
+    spmd::detail::reset_last_call_site();  // "After" names calls of this session
   }
   ThreadState& st = *tls_state;
   saved_->strict = st.strict;
