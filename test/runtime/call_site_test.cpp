@@ -12,6 +12,7 @@
 #include <spmd/source_location.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <type_traits>
 
@@ -103,6 +104,8 @@ TEST(CallSite, CollectiveTypeErrorAndTheOpAfterIt) {
     Tensor r = all_reduce(p, tp, P, R);
     Tensor q = p * 1;  // {tp: P}
     std::string after = error_of<SpmdTypeError>([&] { (void)(r + q); });
+    if (std::getenv("SPMD_TEST_SHOW") != nullptr)
+      std::cerr << msg << "\n---\n" << after << "\n";
     EXPECT_TRUE(Contains(after, "aten::add"));
     EXPECT_TRUE(EndsWith(after, "After spmd::all_reduce at " +
                                     std::string(__FILE__) + ":" +
