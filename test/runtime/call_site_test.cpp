@@ -30,8 +30,7 @@ SPMD_AXIS(tp);
 
 // "call_site_test.cpp:<line> (spmd::<name>)": the end of every message.
 std::string site(int line, const char* name) {
-  return "call_site_test.cpp:" + std::to_string(line) + " (spmd::" + name +
-         ")";
+  return "call_site_test.cpp:" + std::to_string(line) + " (spmd::" + name + ")";
 }
 
 ::testing::AssertionResult EndsWith(const std::string& msg,
@@ -95,8 +94,7 @@ TEST(CallSite, CollectiveTypeErrorAndTheOpAfterIt) {
     assert_type(p, {tp = P});
     // The collective's own type error: its input is R, not P.
     const int line = __LINE__ + 2;
-    std::string msg =
-        error_of<SpmdTypeError>([&] { all_reduce(x, tp, P, R); });
+    std::string msg = error_of<SpmdTypeError>([&] { all_reduce(x, tp, P, R); });
     EXPECT_TRUE(EndsWith(msg, site(line, "all_reduce")));
     EXPECT_TRUE(Contains(msg, "In all_reduce"));
     // An op after a collective names it.
@@ -217,17 +215,17 @@ TEST(CallSite, NestedCallsListEachSiteInnermostFirst) {
   assert_type(x, {tp = R});
   const int line = __LINE__ + 2;
   std::string msg = error_of<SpmdTypeError>([&] {
-    call_decomposed("call_site.asserting",
-                    [](const Tensor& t) { return t * 2; }, x);
+    call_decomposed(
+        "call_site.asserting", [](const Tensor& t) { return t * 2; }, x);
   });
   EXPECT_TRUE(Contains(msg, "(spmd::assert_type)"));
   EXPECT_TRUE(EndsWith(msg, site(line, "call_decomposed")));
 }
 
 TEST(CallSite, FunctionsKeepTheirCallFormsAndAddresses) {
-  using AllReduce = Tensor (*)(const Tensor&, const Axis&, PerAxisType,
-                               PerAxisType, const CollectiveOptions&,
-                               SourceLocation);
+  using AllReduce =
+      Tensor (*)(const Tensor&, const Axis&, PerAxisType, PerAxisType,
+                 const CollectiveOptions&, SourceLocation);
   AllReduce f = &all_reduce;  // the address has the full signature
   Tensor x = untyped();
   const int line = __LINE__ + 2;

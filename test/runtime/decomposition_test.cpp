@@ -62,10 +62,9 @@ const bool registered = [] {
         return std::make_tuple(n, at::matmul(n, w));
       });
   // Forgets the transpose the kernel applies: a shape mismatch.
-  register_decomposition("test.wrong_shape",
-                         [](const Tensor& x, const Tensor& w) {
-                           return at::matmul(x, w);
-                         });
+  register_decomposition(
+      "test.wrong_shape",
+      [](const Tensor& x, const Tensor& w) { return at::matmul(x, w); });
   // Reads a value: impossible on meta tensors.
   register_decomposition("test.reads_data", [](const Tensor& x) {
     return x * x.sum().item<double>();
@@ -98,8 +97,8 @@ TEST(Decomposition, TypesFusedKernelByItsReferenceOnRanks) {
     assert_type(x, {tp = R});
     assert_type(g, {tp = R});
     assert_type(w, {tp = S(1)});
-    Tensor y = call_decomposed("test.rms_norm_matmul", fused_rms_norm_matmul,
-                               x, g, w, 1e-6);
+    Tensor y = call_decomposed("test.rms_norm_matmul", fused_rms_norm_matmul, x,
+                               g, w, 1e-6);
     EXPECT_EQ(type_str(y), "{tp: V}");
     EXPECT_FALSE(checking_inside_kernel.load());
     EXPECT_EQ(y.device().type(), at::kCPU);  // the kernel's real result
@@ -150,8 +149,8 @@ TEST(Decomposition, GlobalModeCarriesThePartitionSpec) {
     assert_type(x, {tp = R});
     assert_type(g, {tp = R});
     assert_type(w, {tp = S(1)});
-    Tensor y = call_decomposed("test.rms_norm_matmul", fused_rms_norm_matmul,
-                               x, g, w, 1e-6);
+    Tensor y = call_decomposed("test.rms_norm_matmul", fused_rms_norm_matmul, x,
+                               g, w, 1e-6);
     EXPECT_EQ(get_global_type(y).to_string(),
               "{tp: S(1)} PartitionSpec(None, tp)");
     // The shard dim is known: gathering along it is accepted.
@@ -180,8 +179,8 @@ TEST(Decomposition, SeveralOutputsAreTypedLeafByLeaf) {
     Tensor n = x * at::rsqrt(x.pow(2).mean({-1}, true) + eps) * g;
     return std::make_tuple(n, at::mm(n, w));
   };
-  auto [n, y] = call_decomposed("test.rms_norm_matmul_pair", kernel, x, g, w,
-                                1e-6);
+  auto [n, y] =
+      call_decomposed("test.rms_norm_matmul_pair", kernel, x, g, w, 1e-6);
   EXPECT_EQ(type_str(n), "{tp: V}");
   EXPECT_EQ(type_str(y), "{tp: V}");
 }
@@ -298,8 +297,8 @@ TEST(Decomposition, ReferenceFailingOnMetaTensorsIsWrapped) {
   checker::TypecheckGuard typecheck(tp_mesh(true));
   assert_type(x, {tp = R});
   std::string msg = error_of<UsageError>([&] {
-    call_decomposed("test.reads_data", [](const Tensor& t) { return t * 2; },
-                    x);
+    call_decomposed(
+        "test.reads_data", [](const Tensor& t) { return t * 2; }, x);
   });
   EXPECT_NE(msg.find("call_decomposed('test.reads_data'): the reference "
                      "implementation failed on shape-only (meta device) "
@@ -315,14 +314,14 @@ TEST(Decomposition, WithoutGuardOnlyTheKernelRuns) {
   Tensor w = untyped({8, 3}, 1.1);
   const int refs = reference_calls;
   const int kernels = kernel_calls;
-  Tensor y = call_decomposed("test.rms_norm_matmul", fused_rms_norm_matmul,
-                             x, g, w, 1e-6);
+  Tensor y = call_decomposed("test.rms_norm_matmul", fused_rms_norm_matmul, x,
+                             g, w, 1e-6);
   EXPECT_EQ(reference_calls, refs);
   EXPECT_EQ(kernel_calls, kernels + 1);
   EXPECT_FALSE(has_type(y));
   // Not even the name is looked up: an unknown name is fine without a guard.
-  Tensor z = call_decomposed("test.unknown_without_guard",
-                             [](const Tensor& t) { return t + 1; }, x);
+  Tensor z = call_decomposed(
+      "test.unknown_without_guard", [](const Tensor& t) { return t + 1; }, x);
   EXPECT_TRUE(at::equal(z, x + 1));
 }
 

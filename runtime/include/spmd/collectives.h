@@ -52,35 +52,36 @@ struct CollectiveOptions {
 
 at::Tensor all_reduce(const at::Tensor& x, const Axis& axis, PerAxisType src,
                       PerAxisType dst, const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                      SourceLocation loc = SourceLocation::current());
 at::Tensor all_gather(const at::Tensor& x, const Axis& axis, PerAxisType src,
                       PerAxisType dst, const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                      SourceLocation loc = SourceLocation::current());
 at::Tensor reduce_scatter(const at::Tensor& x, const Axis& axis,
                           PerAxisType src, PerAxisType dst,
                           const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                          SourceLocation loc = SourceLocation::current());
 at::Tensor all_to_all(const at::Tensor& x, const Axis& axis, PerAxisType src,
                       PerAxisType dst, const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                      SourceLocation loc = SourceLocation::current());
 at::Tensor convert(const at::Tensor& x, const Axis& axis, PerAxisType src,
                    PerAxisType dst, const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                   SourceLocation loc = SourceLocation::current());
 at::Tensor reinterpret(const at::Tensor& x, const Axis& axis, PerAxisType src,
                        PerAxisType dst, const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                       SourceLocation loc = SourceLocation::current());
 at::Tensor redistribute(const at::Tensor& x, const Axis& axis, PerAxisType src,
                         PerAxisType dst, const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                        SourceLocation loc = SourceLocation::current());
 at::Tensor shard(const at::Tensor& x, const Axis& axis, PerAxisType src,
                  PerAxisType dst, const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                 SourceLocation loc = SourceLocation::current());
 at::Tensor unshard(const at::Tensor& x, const Axis& axis, PerAxisType src,
                    PerAxisType dst, const CollectiveOptions& options = {},
-    SourceLocation loc = SourceLocation::current());
+                   SourceLocation loc = SourceLocation::current());
 /// convert(I, R): the Megatron copy-to-tensor-parallel region.
-at::Tensor invariant_to_replicate(const at::Tensor& x, const Axis& axis,
-                                  const CollectiveOptions& options = {},
+at::Tensor invariant_to_replicate(
+    const at::Tensor& x, const Axis& axis,
+    const CollectiveOptions& options = {},
     SourceLocation loc = SourceLocation::current());
 
 }  // namespace spmd

@@ -127,8 +127,7 @@ Decomposition make_decomposition(std::string name,
 /// The name of a decomposition at a call_decomposed call, with the caller's
 /// line (converted implicitly from a string; never written by hand).
 struct DecompositionName {
-  DecompositionName(const char* n,
-                    SourceLocation l = SourceLocation::current())
+  DecompositionName(const char* n, SourceLocation l = SourceLocation::current())
       : name(n), loc(l) {}
   DecompositionName(const std::string& n,
                     SourceLocation l = SourceLocation::current())

@@ -350,9 +350,9 @@ core::GlobalType get_global_type(const at::Tensor& x) {
   return g ? *g : core::GlobalType();
 }
 
-const std::vector<at::Tensor>& assert_type(
-    const std::vector<at::Tensor>& xs, std::initializer_list<AxisType> type,
-    SourceLocation loc) {
+const std::vector<at::Tensor>& assert_type(const std::vector<at::Tensor>& xs,
+                                           std::initializer_list<AxisType> type,
+                                           SourceLocation loc) {
   for (const at::Tensor& x : xs) assert_type(x, type, loc);
   return xs;
 }

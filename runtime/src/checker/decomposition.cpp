@@ -98,7 +98,8 @@ void check_signature(const Decomposition& d, std::type_index args_type,
                      const std::string& signature) {
   if (args_type == d.args_type) return;
   fail(core::ErrorKind::UsageError,
-       "call_decomposed(" + in_quotes(d.name) + "): the arguments " + signature +
+       "call_decomposed(" + in_quotes(d.name) + "): the arguments " +
+           signature +
            " do not match the parameters of the registered reference " +
            d.signature,
        "pass arguments of the reference's parameter types (after decay, e.g. "
@@ -106,8 +107,7 @@ void check_signature(const Decomposition& d, std::type_index args_type,
        "a reference with the kernel's parameter types");
 }
 
-std::vector<at::Tensor> run_reference(const Decomposition& d,
-                                      void* meta_args) {
+std::vector<at::Tensor> run_reference(const Decomposition& d, void* meta_args) {
   const std::string where = "the reference implementation of decomposition " +
                             in_quotes(d.name) +
                             " (run on shape-only meta copies of the inputs)";
@@ -118,8 +118,7 @@ std::vector<at::Tensor> run_reference(const Decomposition& d,
     // say where it came from.
     core::TypeError err;
     err.kind = e.kind();
-    err.message =
-        without_call_site(e.what()) + "\n\n  In " + where;
+    err.message = without_call_site(e.what()) + "\n\n  In " + where;
     spmd::throw_error(err);
   } catch (const std::exception& e) {
     std::string what = e.what();
@@ -156,9 +155,8 @@ void type_kernel_outputs(const Decomposition& d,
         (out.defined() && ref.sizes() != out.sizes()))
       fail(core::ErrorKind::SpmdTypeError,
            "call_decomposed(" + in_quotes(d.name) + "): output " +
-               std::to_string(k) + " of the kernel has shape " +
-               shape_of(out) + " but the reference implementation gives " +
-               shape_of(ref),
+               std::to_string(k) + " of the kernel has shape " + shape_of(out) +
+               " but the reference implementation gives " + shape_of(ref),
            "the reference must compute what the kernel computes: check its "
            "ops (a missing transpose, reduction or keepdim) against the "
            "kernel");
