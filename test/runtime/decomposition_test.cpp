@@ -269,6 +269,39 @@ TEST(Decomposition, OutputShapeMismatch) {
       << msg;
 }
 
+TEST(Decomposition, InPlaceKernelOutputIsCheckedNotRetyped) {
+  static const bool reg = [] {
+    register_decomposition("test.scale_in_place",
+                           [](const Tensor& x) { return at::exp(x); });
+    register_decomposition(
+        "test.mul_in_place",
+        [](const Tensor& x, const Tensor& v) { return x * v; });
+    return true;
+  }();
+  ASSERT_TRUE(reg);
+  Tensor x = untyped({2, 3}, 0.5);
+  Tensor v = untyped({2, 3}, 0.25);
+  checker::TypecheckGuard typecheck(tp_mesh(true));
+  assert_type(x, {tp = R});
+  assert_type(v, {tp = V});
+  // exp(R) is R: the kernel that updates x in place keeps it R.
+  Tensor y = call_decomposed(
+      "test.scale_in_place", [](const Tensor& t) { return t.mul_(2); }, x);
+  EXPECT_EQ(type_str(y), "{tp: R}");
+  // x * v is V, but a kernel that multiplies into x cannot make x V.
+  std::string msg = error_of<SpmdTypeError>([&] {
+    call_decomposed(
+        "test.mul_in_place",
+        [](const Tensor& a, const Tensor& b) { return a.mul_(b); }, x, v);
+  });
+  EXPECT_NE(msg.find("output 0 of the kernel already has type {tp: R} (it "
+                     "is one of the inputs) but the reference "
+                     "implementation gives {tp: V}"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(type_str(x), "{tp: R}");
+}
+
 TEST(Decomposition, SignatureMismatch) {
   Tensor x = untyped({4, 8}, 0.3);
   Tensor g = untyped({8}, 0.7);

@@ -111,8 +111,9 @@ struct TypecheckOptions {
   /// (§6.10), bare-type annotations and singleton axes. When unset and no
   /// enclosing guard set one, there is no current mesh.
   std::optional<std::vector<MeshAxisInfo>> mesh;
-  /// Log one line per typed op to stderr: op, input types, output type
-  /// (spec §5.2 tracing; lines whose types are all `{}` are suppressed).
+  /// Log one line per typed op to stderr: op, input types, output type and
+  /// the last spmd call site of the thread (spec §5.2 tracing; lines whose
+  /// types are all `{}` are suppressed).
   std::optional<bool> trace;
   /// Local (true, the default of the outermost guard) or global SPMD (false):
   /// the reference's `typecheck(local=...)` knob (spec §12.2). In global mode

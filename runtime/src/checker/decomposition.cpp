@@ -171,6 +171,19 @@ void type_kernel_outputs(const Decomposition& d,
       checker::clear_type(out);
       continue;
     }
+    // A kernel output that is one of its typed inputs (an in-place kernel)
+    // is checked, not retyped (spec §13.2: the types are asserted).
+    TypeRef cur = type_of(out);
+    if (cur != nullptr && !(*cur == g->local))
+      fail(core::ErrorKind::SpmdTypeError,
+           "call_decomposed(" + in_quotes(d.name) + "): output " +
+               std::to_string(k) + " of the kernel already has type " +
+               cur->to_string() +
+               " (it is one of the inputs) but the "
+               "reference implementation gives " +
+               g->local.to_string(),
+           "an in-place kernel keeps its operand's type: make the reference "
+           "compute a result of that type too");
     stamp_global(out, *g);
   }
 }
