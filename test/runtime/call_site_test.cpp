@@ -93,8 +93,11 @@ TEST(CallSite, CollectiveTypeErrorAndTheOpAfterIt) {
     assert_type(x, {tp = R});
     assert_type(p, {tp = P});
     // The collective's own type error: its input is R, not P.
-    const int line = __LINE__ + 2;
-    std::string msg = error_of<SpmdTypeError>([&] { all_reduce(x, tp, P, R); });
+    int line = 0;
+    std::string msg = error_of<SpmdTypeError>([&] {
+      line = __LINE__ + 1;
+      all_reduce(x, tp, P, R);
+    });
     EXPECT_TRUE(EndsWith(msg, site(line, "all_reduce")));
     EXPECT_TRUE(Contains(msg, "In all_reduce"));
     // An op after a collective names it.
@@ -213,10 +216,11 @@ TEST(CallSite, NestedCallsListEachSiteInnermostFirst) {
   checker::TypecheckGuard typecheck(tp_mesh());
   Tensor x = untyped();
   assert_type(x, {tp = R});
-  const int line = __LINE__ + 2;
+  auto kernel = [](const Tensor& t) { return t * 2; };
+  int line = 0;
   std::string msg = error_of<SpmdTypeError>([&] {
-    call_decomposed(
-        "call_site.asserting", [](const Tensor& t) { return t * 2; }, x);
+    line = __LINE__ + 1;
+    call_decomposed("call_site.asserting", kernel, x);
   });
   EXPECT_TRUE(Contains(msg, "(spmd::assert_type)"));
   EXPECT_TRUE(EndsWith(msg, site(line, "call_decomposed")));
@@ -228,9 +232,11 @@ TEST(CallSite, FunctionsKeepTheirCallFormsAndAddresses) {
                  const CollectiveOptions&, SourceLocation);
   AllReduce f = &all_reduce;  // the address has the full signature
   Tensor x = untyped();
-  const int line = __LINE__ + 2;
-  std::string msg = error_of<InvalidArgument>(
-      [&] { f(x, tp, R, R, {}, SourceLocation::current()); });
+  int line = 0;
+  std::string msg = error_of<InvalidArgument>([&] {
+    line = __LINE__ + 1;
+    f(x, tp, R, R, {}, SourceLocation::current());
+  });
   EXPECT_TRUE(EndsWith(msg, site(line, "all_reduce")));
   // A generic wrapper forwards its own caller's line.
   auto wrapped = [](const Tensor& t,

@@ -125,7 +125,8 @@ Decomposition make_decomposition(std::string name,
 }  // namespace detail
 
 /// The name of a decomposition at a call_decomposed call, with the caller's
-/// line (converted implicitly from a string; never written by hand).
+/// line (converted implicitly from a string; never written by hand). The
+/// line is that of the name argument: keep it on the line of the call.
 struct DecompositionName {
   DecompositionName(const char* n, SourceLocation l = SourceLocation::current())
       : name(n), loc(l) {}
