@@ -314,7 +314,9 @@ void typecheck_global(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
       first = false;
       s += o.type ? o.type->to_string() : "untyped";
     }
-    std::cerr << s << ") -> " << out.to_string() << "\n";
+    const std::string where = spmd::detail::last_call_site();
+    std::cerr << s << ") -> " << out.to_string()
+              << (where.empty() ? "" : "  [" + where + "]") << "\n";
     for (const std::string& note : r.value().notes)
       std::cerr << "  note: " << note << "\n";
   }
