@@ -274,8 +274,8 @@ void analyzeOnce(TUContext &TU, const FunctionDecl *FD, const CFG &Cfg,
     ++TU.Visits;
     if (Record)
       Recorded.startBlock(*B);
-    FactMap New = T.block(*B, *In, Record ? &Recorded : nullptr,
-                          SizeOne.at(*B));
+    FactMap New =
+        T.block(*B, *In, Record ? &Recorded : nullptr, SizeOne.at(*B));
     if (++Visits[B->getBlockID()] > WidenAfterVisits && States.out(*B))
       New = FactMap::widen(*States.out(*B), New, Arena);
     if (States.update(*B, New))

@@ -202,19 +202,33 @@ void Transfer::stmt(const Stmt *S) {
 // Expressions
 //===----------------------------------------------------------------------===//
 
-Value Transfer::eval(const Expr *E) {
+/// The unknown value, shared by every expression that has no other.
+static const Value &unknownValue() {
+  static const Value Unknown = Value::unknown();
+  return Unknown;
+}
+
+const Value &Transfer::eval(const Expr *E) {
+  const Value &Unknown = unknownValue();
   if (!E)
-    return Value::unknown();
-  auto [S, New] = Skipped.try_emplace(E, nullptr);
-  if (New)
-    S->second = skipTransparent(E, Types);
-  E = S->second;
-  auto It = Memo.find(E);
-  if (It != Memo.end() && It->second.first == MemoVisit)
-    return It->second.second;
-  Value V = evalUncached(E); // may grow Memo: It is stale
-  Memo[E] = {MemoVisit, V};
-  return V;
+    return Unknown;
+  MemoEntry *Entry = &Memo[E];
+  if (!Entry->Skipped)
+    Entry->Skipped = skipTransparent(E, Types);
+  if (Entry->Skipped != E) {
+    // A wrapper: the wrapped expression's own entry holds the value.
+    E = Entry->Skipped;
+    Entry = &Memo[E];
+    Entry->Skipped = E; // skipTransparent is idempotent
+  }
+  if (Entry->Visit == MemoVisit && Entry->V)
+    return *Entry->V;
+  Value V = evalUncached(E); // may grow Memo: Entry is stale
+  const Value *P = V == Unknown ? &Unknown : Arena.value(std::move(V));
+  Entry = &Memo[E];
+  Entry->Visit = MemoVisit;
+  Entry->V = P;
+  return *P;
 }
 
 Value Transfer::evalUncached(const Expr *E) {
