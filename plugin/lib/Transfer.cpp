@@ -108,13 +108,32 @@ FactMap Transfer::block(const CFGBlock &B, FactMap In, ProblemHandler *Handler,
   SizeOne = SizeOneAxes;
   ++MemoVisit; // forgets the values of the previous visit
   for (const CFGElement &E : B) {
-    if (std::optional<CFGStmt> S = E.getAs<CFGStmt>())
-      stmt(S->getStmt());
-    else if (std::optional<CFGInitializer> I = E.getAs<CFGInitializer>())
+    if (std::optional<CFGStmt> S = E.getAs<CFGStmt>()) {
+      if (!isInertElement(S->getStmt()))
+        stmt(S->getStmt());
+    } else if (std::optional<CFGInitializer> I = E.getAs<CFGInitializer>()) {
       memberInitializer(I->getInitializer());
+    }
   }
   H = nullptr;
   return Cur;
+}
+
+bool Transfer::isInertElement(const Stmt *S) {
+  // Each kind here is one evalUncached gives unknown without looking further
+  // (skipTransparent leaves it as it is, or strips a cast to such a kind).
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(S)) {
+    if (ICE->getCastKind() != CK_FunctionToPointerDecay &&
+        ICE->getCastKind() != CK_BuiltinFnToFnPtr)
+      return false;
+    S = ICE->getSubExpr()->IgnoreParens();
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    return !isa<VarDecl, BindingDecl>(DRE->getDecl());
+  if (const auto *UO = dyn_cast<UnaryOperator>(S))
+    return UO->getOpcode() != UO_Deref;
+  return isa<IntegerLiteral, FloatingLiteral, CXXBoolLiteralExpr, StringLiteral,
+             CharacterLiteral, CXXNullPtrLiteralExpr, BinaryOperator>(S);
 }
 
 /// `: weight(w)` initializes an annotated field: checked like an assignment.

@@ -117,6 +117,11 @@ public:
 
 private:
   // Statements.
+  /// Whether the block element \p S, evaluated, gives unknown whatever the
+  /// facts, with no effects: a literal, a function name (and its decay to a
+  /// pointer), a builtin operator on numbers. Such elements are not
+  /// evaluated on their own (an expression that uses one still is).
+  static bool isInertElement(const clang::Stmt *S);
   void stmt(const clang::Stmt *S);
   void declStmt(const clang::DeclStmt *DS);
   void memberInitializer(const clang::CXXCtorInitializer *Init);
