@@ -69,6 +69,23 @@ private:
   const AnnotationTable &Table;
 };
 
+/// Whether a statement may hold a function body of its own: a lambda, a
+/// local class, or any other declaration that is not a variable (which the
+/// check treats alike, to stay on the safe side). A plain walk of the
+/// children, much cheaper than a RecursiveASTVisitor traversal.
+bool mayHoldFunctions(const Stmt *S) {
+  if (isa<LambdaExpr, BlockExpr>(S))
+    return true;
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *D : DS->decls())
+      if (!isa<VarDecl>(D))
+        return true;
+  for (const Stmt *C : S->children())
+    if (C && mayHoldFunctions(C))
+      return true;
+  return false;
+}
+
 class TUVisitor : public RecursiveASTVisitor<TUVisitor> {
 public:
   TUVisitor(TUContext &TU, ProblemHandler &Handler)
@@ -76,11 +93,28 @@ public:
 
   bool shouldVisitTemplateInstantiations() const { return true; }
 
+  /// The visitor looks for function bodies. A function's own body was
+  /// analysed by VisitFunctionDecl; it is traversed only when it may hold
+  /// another one (a lambda, a local class), else skipped (dataTraverseStmtPre
+  /// turns the traversal away at its root).
+  bool dataTraverseStmtPre(Stmt *S) { return S != SkipBody; }
+
   bool TraverseDecl(Decl *D) {
     if (D && !isa<TranslationUnitDecl>(D) && !TU.Opts.AnalyzeSystemHeaders &&
         D->getLocation().isValid() && SM.isInSystemHeader(D->getLocation()))
       return true;
-    return RecursiveASTVisitor::TraverseDecl(D);
+    const Stmt *Outer = SkipBody;
+    SkipBody = nullptr;
+    // Before C++20 a lambda cannot be part of a type (decltype of one is an
+    // unevaluated lambda): the walk of the statements then finds them all.
+    if (const auto *FD = dyn_cast_or_null<FunctionDecl>(D);
+        FD && !TU.Ctx.getLangOpts().CPlusPlus20)
+      if (FD->doesThisDeclarationHaveABody())
+        if (const Stmt *Body = FD->getBody(); Body && !mayHoldFunctions(Body))
+          SkipBody = Body;
+    bool Continue = RecursiveASTVisitor::TraverseDecl(D);
+    SkipBody = Outer;
+    return Continue;
   }
 
   bool VisitFunctionDecl(FunctionDecl *FD) {
@@ -175,6 +209,9 @@ private:
   llvm::DenseSet<const FunctionDecl *> Done;
   std::vector<const FunctionDecl *> Deferred;
   bool Deferring = false;
+  /// The body of the function being traversed when it holds no other
+  /// function (not traversed), else null.
+  const Stmt *SkipBody = nullptr;
 };
 
 class SPMDCheckConsumer : public ASTConsumer {

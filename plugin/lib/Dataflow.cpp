@@ -206,6 +206,36 @@ private:
   std::vector<Entry> Found;
 };
 
+/// Keeps the problems of each block's latest visit during the fixed point
+/// and passes them on once the facts have converged. At the fixed point the
+/// latest visit of every reached block started from its converged in-state
+/// (a predecessor whose out-state changes afterwards enqueues the block
+/// again), so its problems are those a separate reporting pass over the
+/// converged facts would find, without interpreting every block once more.
+class BlockProblems : public ProblemHandler {
+public:
+  BlockProblems(ProblemHandler &Next, unsigned NumBlocks)
+      : Next(Next), PerBlock(NumBlocks) {}
+  bool isEnabled(DiagKind K) const override { return Next.isEnabled(K); }
+  void handle(Problem P) override { Current->push_back(std::move(P)); }
+  /// A visit of \p B starts: the problems of its earlier visits are stale.
+  void startBlock(const CFGBlock &B) {
+    Current = &PerBlock[B.getBlockID()];
+    Current->clear();
+  }
+  /// Passes on the problems of \p B's latest visit.
+  void flush(const CFGBlock &B) {
+    for (Problem &P : PerBlock[B.getBlockID()])
+      Next.handle(std::move(P));
+    PerBlock[B.getBlockID()].clear();
+  }
+
+private:
+  ProblemHandler &Next;
+  std::vector<std::vector<Problem>> PerBlock;
+  std::vector<Problem> *Current = nullptr;
+};
+
 void analyzeOnce(TUContext &TU, const FunctionDecl *FD, const CFG &Cfg,
                  ProblemHandler &Handler, const Layout *L) {
   FactArena Arena;
@@ -226,6 +256,14 @@ void analyzeOnce(TUContext &TU, const FunctionDecl *FD, const CFG &Cfg,
   // further visit that changes anything adds a Top: this terminates within
   // a few rounds plus the number of variables, with no cap that would drop
   // the function's diagnostics.
+  //
+  // Each visit records its problems (BlockProblems), and those of the latest
+  // visit are the block's. The one exception: strict global mode explains an
+  // unknown shard dim by the reason its op recorded last (TU.ShardLoss),
+  // which an op in a later block may still rewrite during the fixed point;
+  // there the blocks are interpreted once more with the converged facts.
+  bool Record = !(TU.Opts.Global && TU.Opts.Strict);
+  BlockProblems Recorded(Handler, Record ? Cfg.getNumBlockIDs() : 0);
   ForwardDataflowWorklist Worklist(Cfg, &Order);
   std::vector<unsigned> Visits(Cfg.getNumBlockIDs(), 0);
   Worklist.enqueueBlock(&Cfg.getEntry());
@@ -234,19 +272,25 @@ void analyzeOnce(TUContext &TU, const FunctionDecl *FD, const CFG &Cfg,
     if (!In)
       continue;
     ++TU.Visits;
-    FactMap New = T.block(*B, *In, /*Handler=*/nullptr, SizeOne.at(*B));
+    if (Record)
+      Recorded.startBlock(*B);
+    FactMap New =
+        T.block(*B, *In, Record ? &Recorded : nullptr, SizeOne.at(*B));
     if (++Visits[B->getBlockID()] > WidenAfterVisits && States.out(*B))
       New = FactMap::widen(*States.out(*B), New, Arena);
     if (States.update(*B, New))
       Worklist.enqueueSuccessors(B);
   }
 
-  // Report with the converged facts.
+  // Report with the converged facts, block by block in reverse post-order.
   if (!L)
     Handler.beginFunction(FD);
-  for (const CFGBlock *B : Order)
-    if (std::optional<FactMap> In = States.in(*B))
+  for (const CFGBlock *B : Order) {
+    if (Record)
+      Recorded.flush(*B);
+    else if (std::optional<FactMap> In = States.in(*B))
       T.block(*B, *In, &Handler, SizeOne.at(*B));
+  }
 }
 
 } // namespace

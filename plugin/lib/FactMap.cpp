@@ -16,15 +16,16 @@ bool fits(unsigned Index, unsigned Depth) {
   return Depth >= 8 || (Index >> (4 * Depth)) == 0;
 }
 
-const Node *setIn(const Node *N, unsigned Level, unsigned Index, Value V,
+/// Path copy of \p N with the leaf \p V (already in the arena) at \p Index.
+const Node *setIn(const Node *N, unsigned Level, unsigned Index, const Value *V,
                   FactArena &A) {
   Node *Copy = A.node(N);
   unsigned S = slotOf(Index, Level);
   if (Level == 0)
-    Copy->Child[S] = A.value(std::move(V));
+    Copy->Child[S] = V;
   else
     Copy->Child[S] = setIn(static_cast<const Node *>(Copy->Child[S]), Level - 1,
-                           Index, std::move(V), A);
+                           Index, V, A);
   return Copy;
 }
 
@@ -128,13 +129,12 @@ FactMap FactMap::grown(unsigned D, FactArena &A) const {
   return M;
 }
 
-FactMap FactMap::set(unsigned Index, Value V, FactArena &A) const {
+FactMap FactMap::set(unsigned Index, const Value &V, FactArena &A) const {
   unsigned D = Depth;
   while (!fits(Index, D))
     ++D;
   FactMap M = grown(D, A);
-  M.Root =
-      setIn(M.Root ? M.Root : A.node(), M.Depth - 1, Index, std::move(V), A);
+  M.Root = setIn(M.Root ? M.Root : A.node(), M.Depth - 1, Index, A.value(V), A);
   return M;
 }
 

@@ -40,8 +40,11 @@ public:
       *N = *Copy;
     return N;
   }
-  const Value *value(Value V) {
+  const Value *value(Value &&V) {
     return new (Values.Allocate()) Value(std::move(V));
+  }
+  const Value *value(const Value &V) {
+    return new (Values.Allocate()) Value(V);
   }
 
 private:
@@ -56,7 +59,7 @@ public:
   /// The value of variable \p Index, or null.
   const Value *get(unsigned Index) const;
   /// This map with variable \p Index set to \p V.
-  FactMap set(unsigned Index, Value V, FactArena &A) const;
+  FactMap set(unsigned Index, const Value &V, FactArena &A) const;
   /// The least upper bound of two maps (shares whatever it can).
   static FactMap join(const FactMap &X, const FactMap &Y, FactArena &A);
   /// Widening: \p New where it equals \p Old, Top where it differs.

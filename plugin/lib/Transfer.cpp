@@ -115,13 +115,32 @@ FactMap Transfer::block(const CFGBlock &B, FactMap In, ProblemHandler *Handler,
   SizeOne = SizeOneAxes;
   ++MemoVisit; // forgets the values of the previous visit
   for (const CFGElement &E : B) {
-    if (std::optional<CFGStmt> S = E.getAs<CFGStmt>())
-      stmt(S->getStmt());
-    else if (std::optional<CFGInitializer> I = E.getAs<CFGInitializer>())
+    if (std::optional<CFGStmt> S = E.getAs<CFGStmt>()) {
+      if (!isInertElement(S->getStmt()))
+        stmt(S->getStmt());
+    } else if (std::optional<CFGInitializer> I = E.getAs<CFGInitializer>()) {
       memberInitializer(I->getInitializer());
+    }
   }
   H = nullptr;
   return Cur;
+}
+
+bool Transfer::isInertElement(const Stmt *S) {
+  // Each kind here is one evalUncached gives unknown without looking further
+  // (skipTransparent leaves it as it is, or strips a cast to such a kind).
+  if (const auto *ICE = dyn_cast<ImplicitCastExpr>(S)) {
+    if (ICE->getCastKind() != CK_FunctionToPointerDecay &&
+        ICE->getCastKind() != CK_BuiltinFnToFnPtr)
+      return false;
+    S = ICE->getSubExpr()->IgnoreParens();
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+    return !isa<VarDecl, BindingDecl>(DRE->getDecl());
+  if (const auto *UO = dyn_cast<UnaryOperator>(S))
+    return UO->getOpcode() != UO_Deref;
+  return isa<IntegerLiteral, FloatingLiteral, CXXBoolLiteralExpr, StringLiteral,
+             CharacterLiteral, CXXNullPtrLiteralExpr, BinaryOperator>(S);
 }
 
 /// `: weight(w)` initializes an annotated field: checked like an assignment.
@@ -209,19 +228,33 @@ void Transfer::stmt(const Stmt *S) {
 // Expressions
 //===----------------------------------------------------------------------===//
 
-Value Transfer::eval(const Expr *E) {
+/// The unknown value, shared by every expression that has no other.
+static const Value &unknownValue() {
+  static const Value Unknown = Value::unknown();
+  return Unknown;
+}
+
+const Value &Transfer::eval(const Expr *E) {
+  const Value &Unknown = unknownValue();
   if (!E)
-    return Value::unknown();
-  auto [S, New] = Skipped.try_emplace(E, nullptr);
-  if (New)
-    S->second = skipTransparent(E, Types);
-  E = S->second;
-  auto It = Memo.find(E);
-  if (It != Memo.end() && It->second.first == MemoVisit)
-    return It->second.second;
-  Value V = evalUncached(E); // may grow Memo: It is stale
-  Memo[E] = {MemoVisit, V};
-  return V;
+    return Unknown;
+  MemoEntry *Entry = &Memo[E];
+  if (!Entry->Skipped)
+    Entry->Skipped = skipTransparent(E, Types);
+  if (Entry->Skipped != E) {
+    // A wrapper: the wrapped expression's own entry holds the value.
+    E = Entry->Skipped;
+    Entry = &Memo[E];
+    Entry->Skipped = E; // skipTransparent is idempotent
+  }
+  if (Entry->Visit == MemoVisit && Entry->V)
+    return *Entry->V;
+  Value V = evalUncached(E); // may grow Memo: Entry is stale
+  const Value *P = V == Unknown ? &Unknown : Arena.value(std::move(V));
+  Entry = &Memo[E];
+  Entry->Visit = MemoVisit;
+  Entry->V = P;
+  return *P;
 }
 
 Value Transfer::evalUncached(const Expr *E) {

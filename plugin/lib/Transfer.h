@@ -122,12 +122,19 @@ public:
 
 private:
   // Statements.
+  /// Whether the block element \p S, evaluated, gives unknown whatever the
+  /// facts, with no effects: a literal, a function name (and its decay to a
+  /// pointer), a builtin operator on numbers. Such elements are not
+  /// evaluated on their own (an expression that uses one still is).
+  static bool isInertElement(const clang::Stmt *S);
   void stmt(const clang::Stmt *S);
   void declStmt(const clang::DeclStmt *DS);
   void memberInitializer(const clang::CXXCtorInitializer *Init);
 
   // Expressions.
-  Value eval(const clang::Expr *E);
+  /// The value of \p E in the current block visit, memoized (the reference
+  /// stays valid for the whole analysis of the function).
+  const Value &eval(const clang::Expr *E);
   Value evalUncached(const clang::Expr *E);
   Value evalCall(const clang::CallExpr *CE);
   Value evalAssignment(const clang::CXXOperatorCallExpr *CE);
@@ -304,14 +311,20 @@ private:
   FactMap Cur;
   ProblemHandler *H = nullptr;
   llvm::ArrayRef<AxisId> SizeOne;
-  /// The value of each expression in the current block visit (an entry of
-  /// an older visit, MemoVisit, is stale): not cleared per visit, so the map
-  /// does not shrink and grow again from block to block.
-  llvm::DenseMap<const clang::Expr *, std::pair<unsigned, Value>> Memo;
+  /// Per expression evaluated: its skipTransparent (which depends on the AST
+  /// only, so it is kept across block visits) and, for an expression that is
+  /// its own skipTransparent, its value in the block visit numbered Visit (an
+  /// entry of an older visit is stale). Values live in the function's arena,
+  /// so entries are three words and eval hands out references. Not cleared
+  /// per visit, so the map does not shrink and grow again from block to
+  /// block.
+  struct MemoEntry {
+    const clang::Expr *Skipped = nullptr;
+    unsigned Visit = 0;
+    const Value *V = nullptr;
+  };
+  llvm::DenseMap<const clang::Expr *, MemoEntry> Memo;
   unsigned MemoVisit = 0;
-  /// skipTransparent of each expression evaluated (it depends on the AST
-  /// only, so it is kept across block visits).
-  llvm::DenseMap<const clang::Expr *, const clang::Expr *> Skipped;
   llvm::DenseMap<const clang::VarDecl *, unsigned> VarIndex;
   /// Reference variables bound to a variable or a field (never rebound).
   llvm::DenseMap<const clang::VarDecl *, const clang::ValueDecl *> Aliases;

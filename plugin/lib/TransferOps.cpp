@@ -86,11 +86,14 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
                              std::optional<core::OpClass> Class) {
   // The core decides what the op is, in-place included (trailing `_`,
   // compound assignment, ATen spellings).
-  core::OpInfo Info = TU.opInfo(Name);
+  const core::OpInfo &Known = TU.opInfo(Name);
+  std::optional<core::OpInfo> Declared; // [[spmd::op]]: the declared class
   if (Class) {
-    Info.op_class = *Class;
-    Info.known = true;
+    Declared = Known;
+    Declared->op_class = *Class;
+    Declared->known = true;
   }
+  const core::OpInfo &Info = Declared ? *Declared : Known;
   const Expr *Mutated = Info.inplace ? mutatedOperand(Receiver, Args) : nullptr;
   if (!Types.isTracked(CE->getType()) && !Mutated)
     return Value::unknown(); // sizes, item, comparisons to bool, ...
@@ -123,31 +126,35 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
 const InferVerdict &Transfer::infer(llvm::StringRef Name,
                                     const core::OpInfo &Info,
                                     const Operands &Ops) {
+  // Fixed-width fields appended byte for byte; an operand's axes are
+  // preceded by their count, so no field can be mistaken for another.
   llvm::SmallString<128> Key(Name);
-  auto Byte = [&](unsigned V) { Key.push_back(char(V & 0xff)); };
-  auto Word = [&](unsigned V) {
-    for (int I = 0; I < 4; ++I)
-      Byte(V >> (8 * I));
+  auto Put = [&Key](const auto &X) {
+    const char *P = reinterpret_cast<const char *>(&X);
+    Key.append(P, P + sizeof(X));
   };
-  Byte(0);
-  Byte(unsigned(Info.op_class));
-  Byte(Info.known);
-  const void *MeshKey = Mesh;
-  const char *MeshBytes = reinterpret_cast<const char *>(&MeshKey);
-  Key.append(MeshBytes, MeshBytes + sizeof(MeshKey));
+  Key.push_back(0);
+  Put(uint8_t(Info.op_class));
+  Put(uint8_t(Info.known));
+  Put(static_cast<const void *>(Mesh));
   for (size_t I = 0; I < Ops.Core.size(); ++I) {
     const core::Operand &O = Ops.Core[I];
-    Byte(unsigned(O.kind));
-    Word(unsigned(O.position));
-    Byte(O.type.has_value());
-    if (!O.type || !Ops.Sources[I].E)
+    Put(uint8_t(O.kind));
+    Put(int32_t(O.position));
+    bool Typed = O.type && Ops.Sources[I].E;
+    Put(uint8_t(O.type.has_value() + Typed));
+    if (!Typed)
       continue;
-    for (const auto &[A, F] : Ops.Sources[I].V.axes())
+    llvm::ArrayRef<Value::Entry> Axes = Ops.Sources[I].V.axes();
+    uint16_t Known = 0;
+    for (const auto &[A, F] : Axes)
+      Known += F.knownType().has_value();
+    Put(Known);
+    for (const auto &[A, F] : Axes)
       if (std::optional<PerAxisType> T = F.knownType()) {
-        Word(A);
-        Byte(typeIndex(T->kind));
+        Put(uint16_t(A));
+        Put(uint8_t(typeIndex(T->kind)));
       }
-    Byte(0xff);
   }
   auto [It, New] = TU.Verdicts.try_emplace(Key);
   if (!New)
