@@ -101,6 +101,11 @@ struct AxisFact {
   /// Shard value meaning "V, shard dim not known" (global mode,
   /// docs/plugin.md).
   static constexpr int8_t UnknownShard = INT8_MIN;
+  /// Shard value meaning "V: rows looked up in a table sharded by rows
+  /// (vocab-parallel), whose rows for indices outside this rank's shard are
+  /// not zeroed yet" (global mode, docs/plugin.md "Vocab-parallel lookups").
+  /// Not a shard dim; a join with any other V keeps it (may be unmasked).
+  static constexpr int8_t UnmaskedRows = INT8_MIN + 1;
   uint8_t Mask = 0;
   /// For the V bit: the tensor dim the axis shards, as written (S(-1) and
   /// S(1) are kept apart: the rank is rarely known), or UnknownShard. Only
@@ -122,7 +127,8 @@ struct AxisFact {
   /// The shard dim when the type is known to be S(d).
   std::optional<int> shardDim() const {
     std::optional<PerAxisType> K = knownType();
-    if (!K || Shard == UnknownShard || K->kind != TypeKind::Varying)
+    if (!K || Shard == UnknownShard || Shard == UnmaskedRows ||
+        K->kind != TypeKind::Varying)
       return std::nullopt;
     return Shard;
   }
@@ -143,8 +149,10 @@ struct AxisFact {
   }
   /// Set union; a type new to this fact brings its origin along.
   void join(const AxisFact &O) {
-    if (O.Mask & 4)
-      Shard = (Mask & 4) && Shard != O.Shard ? UnknownShard : O.Shard;
+    if ((O.Mask & 4) && !((Mask & 4) && Shard == UnmaskedRows))
+      Shard = (Mask & 4) && Shard != O.Shard && O.Shard != UnmaskedRows
+                  ? UnknownShard
+                  : O.Shard;
     for (unsigned I = 0; I < 4; ++I)
       if ((O.Mask & (1u << I)) && !(Mask & (1u << I)))
         Origins[I] = O.Origins[I];
