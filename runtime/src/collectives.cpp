@@ -133,9 +133,9 @@ Tensor gather_stacked(const Tensor& x, const Plan& p) {
 }
 
 // Sum over ranks of piece r: rank s contributes pieces[k] to rank k.
-// Uneven pieces, or a backend without reduce_scatter, take one all-to-all of
-// the pieces followed by a local sum (the same bytes as a ring
-// reduce-scatter).
+// Uneven pieces, or a backend without a good reduce_scatter (Gloo:
+// compat::has_native_reduce_scatter), take one all-to-all of the pieces
+// followed by a local sum (the same bytes as a ring reduce-scatter).
 // `whole`, when defined, is a contiguous tensor whose flat storage holds the
 // pieces back to back (dim-0 splits): it is sent as is, without a copy.
 Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
