@@ -245,7 +245,10 @@ Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R) const Tensor& tokens) {
   auto rows = at::embedding(weight, local_ids);
   if (!GPT_BUG_ON(embedding_not_masked))  // BUG(embedding_not_masked): no mask
     rows = rows.masked_fill(outside.unsqueeze(-1), 0.0);
-  auto partial = spmd::reinterpret(rows, tp, V, P);  // one owner per token
+  // One owner per token: a pending sum. Without the fill the plugin knows
+  // the rows are unmasked and rejects the reinterpret.
+  auto partial =
+      spmd::reinterpret(rows, tp, V, P);  // BUG(embedding_not_masked)
   SPMD_TYPE(dp = V, tp = S(0)) Tensor x;
   if (GPT_BUG_ON(embedding_not_reduced))
     x = partial.narrow(0, seq_start, seq_local);  // BUG(embedding_not_reduced)
