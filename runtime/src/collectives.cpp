@@ -566,8 +566,12 @@ Tensor run_kernel(const Tensor& x_op, bool owned, const Plan& p) {
       Tensor mine = x_op.contiguous(), rows;
       preflight(x_op, p, mine, &rows);
       if (rows.defined()) {
-        Tensor sum = rows.sum(0, /*keepdim=*/false, x_op.scalar_type())
-                         .view(x_op.sizes());
+        // Summed into a fresh tensor, not a view (gradients assigned from
+        // it must be detachable in place).
+        std::vector<int64_t> shape{p.n};
+        shape.insert(shape.end(), x_op.sizes().begin(), x_op.sizes().end());
+        Tensor sum =
+            rows.view(shape).sum(0, /*keepdim=*/false, x_op.scalar_type());
         if (!p.call.inplace) return sum;
         x_op.copy_(sum);
         return x_op;

@@ -775,8 +775,9 @@ TEST(Collectives2D, AllReduceAroundTheInlineSizeSumsEveryRank) {
         Tensor base = at::arange(numel, at::kLong);
         Tensor x = (base * (r + 1)).to(dtype);
         Tensor want = (base * 10).to(dtype);  // 1 + 2 + 3 + 4
-        EXPECT_TRUE(TensorEq(all_reduce(x, tp, P, R), want))
-            << numel << " " << dtype;
+        Tensor z = all_reduce(x, tp, P, R);
+        EXPECT_TRUE(TensorEq(z, want)) << numel << " " << dtype;
+        EXPECT_FALSE(z.is_view()) << "a view cannot be detached in place";
         CollectiveOptions o;
         o.inplace = true;
         Tensor y = x.clone();
