@@ -187,7 +187,9 @@ struct Model {
     return (sum_exp.log() - target_logit).sum() / double(c.seq * c.batch);
   }
 
-  double step(const gpt::Batch& b) {
+  // Not inlined, so that a profile can single it out (callgrind
+  // --toggle-collect, as gpt::Trainer::train_step on the typed side).
+  __attribute__((noinline)) double step(const gpt::Batch& b) {
     adamw->zero_grad();
     Tensor l = loss(b);
     l.backward();
