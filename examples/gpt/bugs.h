@@ -25,6 +25,7 @@
 #define GPT_BUG_grad_norm_tp_times 8     // replicated squares summed over tp
 #define GPT_BUG_embedding_not_reduced 9  // vocab-parallel lookup never summed
 #define GPT_BUG_wrong_layer_kind 10      // second MLP layer column-parallel
+#define GPT_BUG_embedding_not_masked 11  // out-of-shard rows not zeroed
 
 #ifndef GPT_BUG
 #define GPT_BUG GPT_BUG_none

@@ -43,6 +43,7 @@ int bug_by_name(const char* name) {
       {"missing_dp_reduce", GPT_BUG_missing_dp_reduce},
       {"grad_norm_tp_times", GPT_BUG_grad_norm_tp_times},
       {"embedding_not_reduced", GPT_BUG_embedding_not_reduced},
+      {"embedding_not_masked", GPT_BUG_embedding_not_masked},
   };
   auto it = names.find(name);
   return it == names.end() ? -1 : it->second;
@@ -242,8 +243,12 @@ Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R) const Tensor& tokens) {
   auto outside = tokens.lt(vocab_start) | tokens.ge(vocab_end);
   auto local_ids = (tokens - vocab_start).masked_fill(outside, 0);
   auto rows = at::embedding(weight, local_ids);
-  rows = rows.masked_fill(outside.unsqueeze(-1), 0.0);
-  auto partial = spmd::reinterpret(rows, tp, V, P);  // one owner per token
+  if (!GPT_BUG_ON(embedding_not_masked))  // BUG(embedding_not_masked): no mask
+    rows = rows.masked_fill(outside.unsqueeze(-1), 0.0);
+  // One owner per token: a pending sum. Without the fill the plugin knows
+  // the rows are unmasked and rejects the reinterpret.
+  auto partial =
+      spmd::reinterpret(rows, tp, V, P);  // BUG(embedding_not_masked)
   SPMD_TYPE(dp = V, tp = S(0)) Tensor x;
   if (GPT_BUG_ON(embedding_not_reduced))
     x = partial.narrow(0, seq_start, seq_local);  // BUG(embedding_not_reduced)

@@ -224,6 +224,17 @@ private:
     std::vector<core::Operand> Core;    // types left empty: see coreOperands
     std::vector<OperandSource> Sources; // parallel to Core
   };
+  /// Global mode: keeps the "unmasked rows" mark of a vocab-parallel
+  /// lookup (AxisFact::UnmaskedRows) on an op's V result, unless the op is
+  /// masked_fill(mask, 0) of the marked rows.
+  void propagateUnmaskedRows(const clang::CallExpr *CE, llvm::StringRef Canon,
+                             llvm::ArrayRef<const clang::Expr *> CallArgs,
+                             const Operands &Ops, Value &Out);
+  /// A collective with src = P (or reinterpret as P) of unmasked rows:
+  /// reports it; returns true.
+  bool checkUnmaskedRows(const clang::CallExpr *CE,
+                         const core::CollectiveCall &Call, const Value &In,
+                         AxisId Axis);
   /// Global mode: the rank of \p Out and its shard dims on the axes some
   /// operand shards, by the core's sharding propagation with the constant
   /// dim and size arguments among \p Args; its errors are reported as

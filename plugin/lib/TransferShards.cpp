@@ -37,6 +37,40 @@ std::string gatherFix(llvm::StringRef Axis, int D) {
   return "spmd::all_gather(x, " + Axis.str() + ", S(" + dimStr(D) + "), R)";
 }
 
+/// Whether \p CE calls libtorch's embedding(weight, indices) (at:: or
+/// torch::, table first), not torch::nn::functional's (indices first).
+bool tableFirstEmbedding(const CallExpr *CE) {
+  const FunctionDecl *FD = CE->getDirectCallee();
+  if (!FD)
+    return false;
+  const auto *NS = dyn_cast<NamespaceDecl>(FD->getDeclContext());
+  return NS && (NS->getName() == "at" || NS->getName() == "torch") &&
+         NS->getParent()->getRedeclContext()->isTranslationUnit();
+}
+
+/// Whether \p E is the constant 0 (an int or floating literal, possibly
+/// converted to at::Scalar).
+bool isZeroConstant(const Expr *E, const ASTContext &Ctx) {
+  for (int Depth = 0; E && Depth < 4; ++Depth) {
+    E = E->IgnoreImplicit();
+    if (const auto *C = dyn_cast<CXXConstructExpr>(E)) {
+      if (C->getNumArgs() != 1)
+        return false;
+      E = C->getArg(0);
+      continue;
+    }
+    break;
+  }
+  Expr::EvalResult R;
+  if (!E || E->isValueDependent() || !E->EvaluateAsRValue(R, Ctx))
+    return false;
+  if (R.Val.isInt())
+    return R.Val.getInt().isZero();
+  if (R.Val.isFloat())
+    return R.Val.getFloat().isZero();
+  return false;
+}
+
 } // namespace
 
 bool Transfer::checkShardInput(const CallExpr *CE,
@@ -45,6 +79,12 @@ bool Transfer::checkShardInput(const CallExpr *CE,
   if (!globalAxis(Axis))
     return false;
   const AxisFact *F = In.get(Axis);
+  if (F && F->knownType() && F->Shard == AxisFact::UnmaskedRows &&
+      !Call.expert_mode &&
+      (Call.src.kind == TypeKind::Partial ||
+       (Call.op == core::Collective::Reinterpret &&
+        Call.dst.kind == TypeKind::Partial)))
+    return checkUnmaskedRows(CE, Call, In, Axis);
   std::optional<int> D = F ? F->shardDim() : std::nullopt;
   if (!D || Call.expert_mode)
     return false;
@@ -153,6 +193,35 @@ bool Transfer::checkInnermost(const CallExpr *CE,
   Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
   P.Origins.push_back({CE->getArg(0), types::V, F->originOf(types::V)});
   P.Error = S.error();
+  report(std::move(P));
+  return true;
+}
+
+bool Transfer::checkUnmaskedRows(const CallExpr *CE,
+                                 const core::CollectiveCall &Call,
+                                 const Value &In, AxisId Axis) {
+  if (!reporting(DiagKind::CollectiveInput))
+    return true;
+  llvm::StringRef Name = TU.Axes.name(Axis);
+  const AxisFact *F = In.get(Axis);
+  bool Reinterp = Call.op == core::Collective::Reinterpret;
+  core::TypeError Err;
+  Err.axis = Name.str();
+  Err.expected = "P";
+  Err.actual = "V";
+  Err.message =
+      std::string(Reinterp ? "reinterpret as P" : core::to_string(Call.op)) +
+      (Reinterp ? " of" : " with src = P on") +
+      " rows looked up in a table sharded by rows on axis " + Name.str() +
+      " (S(0)) whose rows for indices outside this rank's shard are not "
+      "zeroed: the sum over " +
+      Name.str() + " would add every rank's row, not only the owner's";
+  Err.fix = "zero them first, e.g. rows.masked_fill(outside.unsqueeze(-1), "
+            "0.0) where outside marks the indices this rank does not hold";
+  Problem P = collectiveInputProblem(CE, Call, Axis, types::V);
+  const Expr *X = CE->getArg(0);
+  P.Origins.push_back({X, types::V, F->originOf(types::V)});
+  P.Error = std::move(Err);
   report(std::move(P));
   return true;
 }
@@ -401,12 +470,51 @@ static core::Placement placementOf(const Value &V, AxisId Axis) {
   return core::Placement::unknown();
 }
 
+void Transfer::propagateUnmaskedRows(const CallExpr *CE, llvm::StringRef Canon,
+                                     llvm::ArrayRef<const Expr *> CallArgs,
+                                     const Operands &Ops, Value &Out) {
+  // masked_fill(mask, 0) of the marked rows zeroes the rows of indices this
+  // rank does not hold (which mask: not checked, see docs/plugin.md); any
+  // other op keeps the mark on a V result.
+  bool Zeroing = Canon == "masked_fill" && !CallArgs.empty() &&
+                 isZeroConstant(CallArgs.back(), Ctx);
+  const OperandSource *Filled = nullptr;
+  for (const OperandSource &S : Ops.Sources)
+    if (S.E) {
+      Filled = &S;
+      break;
+    }
+  for (const OperandSource &S : Ops.Sources) {
+    if (!S.E)
+      continue;
+    for (const auto &[A, F] : S.V.axes()) {
+      if (F.Shard != AxisFact::UnmaskedRows || !F.knownType() ||
+          (Zeroing && &S == Filled))
+        continue;
+      const AxisFact *OF = Out.get(A);
+      std::optional<PerAxisType> K = OF ? OF->knownType() : std::nullopt;
+      if (!K || K->kind != TypeKind::Varying)
+        continue;
+      AxisFact UF = *OF;
+      UF.Shard = AxisFact::UnmaskedRows;
+      Out.set(A, UF);
+    }
+  }
+}
+
 void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
                                llvm::ArrayRef<const Expr *> CallArgs,
                                const Operands &Ops, Value &Out) {
   if (!tracksRanks())
     return;
   std::string Canon = core::canonical_op_name(Name);
+  // libtorch's embedding takes the table first; the core reads the ATen
+  // order from this spelling (the bare name is torch.nn.functional's).
+  std::string CoreName = Name.str();
+  if (Canon == "embedding" && tableFirstEmbedding(CE))
+    CoreName = "at::embedding";
+  Name = CoreName;
+  propagateUnmaskedRows(CE, Canon, CallArgs, Ops, Out);
   llvm::SmallVector<IntList, 4> Lists;
   for (const Expr *A : CallArgs)
     if (!Types.isTensor(A->getType()) && !Types.isOptionalTensor(A->getType()))
@@ -551,6 +659,15 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
         break;
       }
     case core::Placement::Kind::Partial: // a V that is a pending sum (§12.2)
+      if (Canon == "embedding") {
+        // A lookup in a table sharded by rows is a pending sum only once
+        // the rows of indices outside the shard are zeroed: until then it
+        // is V, marked (propagateUnmaskedRows clears the mark).
+        AxisFact UF = NF;
+        UF.Shard = AxisFact::UnmaskedRows;
+        Out.set(A, UF);
+        break;
+      }
       Out.set(A, AxisFact::known(types::P, Here));
       break;
     case core::Placement::Kind::Replicate:

@@ -105,6 +105,11 @@ struct AxisFact {
   /// Shard value meaning "V, shard dim not known" (global mode,
   /// docs/plugin.md).
   static constexpr int8_t UnknownShard = INT8_MIN;
+  /// Shard value meaning "V: rows looked up in a table sharded by rows
+  /// (vocab-parallel), whose rows for indices outside this rank's shard are
+  /// not zeroed yet" (global mode, docs/plugin.md "Vocab-parallel lookups").
+  /// Not a shard dim; a join with any other V keeps it (may be unmasked).
+  static constexpr int8_t UnmaskedRows = INT8_MIN + 1;
   uint8_t Mask = 0;
   /// For the V bit: the tensor dim the axis shards, as written (S(-1) and
   /// S(1) are kept apart: the rank is rarely known), or UnknownShard. Only
@@ -137,7 +142,8 @@ struct AxisFact {
   /// The shard dim when the type is known to be S(d).
   std::optional<int> shardDim() const {
     std::optional<PerAxisType> K = knownType();
-    if (!K || Shard == UnknownShard || K->kind != TypeKind::Varying)
+    if (!K || Shard == UnknownShard || Shard == UnmaskedRows ||
+        K->kind != TypeKind::Varying)
       return std::nullopt;
     return Shard;
   }
@@ -159,11 +165,19 @@ struct AxisFact {
   /// Set union; a type new to this fact brings its origin along.
   void join(const AxisFact &O) {
     if (O.Mask & 4) {
-      // Another dim, or the same dim at another place in its tuple (another
-      // order of the axes): the shard is unknown.
-      bool Differ = (Mask & 4) && (Shard != O.Shard || Pos != O.Pos);
-      Shard = Differ ? UnknownShard : O.Shard;
-      Pos = Differ ? 0 : O.Pos;
+      if ((Mask & 4) && Shard == UnmaskedRows) {
+        // Unmasked rows stay marked through any merge: only masking clears
+        // them.
+      } else if (O.Shard == UnmaskedRows) {
+        Shard = UnmaskedRows;
+        Pos = 0;
+      } else {
+        // Another dim, or the same dim at another place in its tuple
+        // (another order of the axes): the shard is unknown.
+        bool Differ = (Mask & 4) && (Shard != O.Shard || Pos != O.Pos);
+        Shard = Differ ? UnknownShard : O.Shard;
+        Pos = Differ ? 0 : O.Pos;
+      }
     }
     for (unsigned I = 0; I < 4; ++I)
       if ((O.Mask & (1u << I)) && !(Mask & (1u << I)))

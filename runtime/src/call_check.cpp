@@ -10,8 +10,10 @@
 #include <spmd/errors.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 namespace spmd::detail {
 namespace {
@@ -39,7 +41,10 @@ enum Slot : int64_t {
 
 // "SPMD" and a layout version: a peer that sends something else (an older
 // runtime, or one with the check off) is named as such.
-constexpr int64_t kMagicValue = (int64_t{0x53504D44} << 8) | 1;
+// Version 2: the message carries kInlineBytes of data after the slots.
+constexpr int64_t kMagicValue = (int64_t{0x53504D44} << 8) | 2;
+constexpr int64_t kInlineWords = kInlineBytes / 8;
+constexpr int64_t kFrame = kSlots + kInlineWords;  // int64 words per rank
 
 uint64_t fnv1a(const std::vector<int64_t>& values,
                uint64_t h = 1469598103934665603ull) {
@@ -182,12 +187,21 @@ std::string describe_tensor(c10::ScalarType dtype, c10::DeviceType device,
 
 std::vector<int64_t> check_signatures(const CallSignature& mine,
                                       const CallSite& site,
-                                      const Exchange& exchange) {
+                                      const Exchange& exchange,
+                                      const at::Tensor& payload,
+                                      at::Tensor* gathered) {
   std::vector<int64_t> row = encode(mine);
+  row.resize(kFrame, 0);
+  const int64_t payload_bytes =
+      payload.defined() ? static_cast<int64_t>(payload.nbytes()) : 0;
+  if (payload_bytes > kInlineBytes || (payload.defined() && !gathered))
+    throw std::logic_error("check_signatures: payload too large or unused");
+  if (payload_bytes > 0)
+    std::memcpy(row.data() + kSlots, payload.const_data_ptr(), payload_bytes);
   at::Tensor local = at::tensor(row, at::kLong);
   at::Tensor all = exchange(local).contiguous();
   const int64_t* rows = all.const_data_ptr<int64_t>();
-  auto row_of = [&](int64_t s) { return rows + s * kSlots; };
+  auto row_of = [&](int64_t s) { return rows + s * kFrame; };
 
   bool agree = true;
   for (int64_t s = 0; s < site.n && agree; ++s)
@@ -230,6 +244,14 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
   if (mine.free_dim >= 0)
     for (int64_t s = 0; s < site.n; ++s)
       extents.push_back(row_of(s)[kFreeExtent]);
+  if (payload.defined()) {
+    // Every rank's data: the same dtype and shape as ours (checked above).
+    at::Tensor bytes = all.view(at::kByte)
+                           .narrow(1, kSlots * 8, payload_bytes)
+                           .contiguous();
+    *gathered =
+        bytes.view(payload.scalar_type()).view({site.n, payload.numel()});
+  }
   return extents;
 }
 

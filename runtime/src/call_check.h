@@ -7,6 +7,8 @@
 // So every rank first all-gathers a small fixed-size description of its call
 // (op, src/dst, dtype, device, shape, dims and split sizes) and every rank
 // compares them; a mismatch becomes the same CollectiveError on every rank.
+// The message has room for kInlineBytes of data: a small all_reduce is
+// summed from it, so that it costs one round trip with the check, as without.
 #ifndef SPMD_RUNTIME_CALL_CHECK_H
 #define SPMD_RUNTIME_CALL_CHECK_H
 
@@ -52,12 +54,24 @@ struct CallSite {
 /// axis: returns [n, len], row s from rank s.
 using Exchange = std::function<at::Tensor(const at::Tensor&)>;
 
+/// Bytes of data that the check's message carries after the signature
+/// (every message has this room, used or not, so that all ranks send the
+/// same size). An all_reduce of at most this many bytes travels in it and
+/// needs no second round trip (collectives.cpp).
+constexpr int64_t kInlineBytes = 1024;
+
 /// Exchanges the signatures; throws spmd::CollectiveError on every rank when
 /// any two differ (the message lists each distinct call with its ranks).
 /// Returns every rank's extent along free_dim (empty when free_dim < 0).
+/// `payload`, when defined, is a contiguous CPU tensor of at most
+/// kInlineBytes bytes sent along with the signature; then `*gathered`
+/// receives every rank's payload once the signatures agree: [n,
+/// payload.numel()] of payload's dtype, row s from rank s.
 std::vector<int64_t> check_signatures(const CallSignature& mine,
                                       const CallSite& site,
-                                      const Exchange& exchange);
+                                      const Exchange& exchange,
+                                      const at::Tensor& payload = at::Tensor(),
+                                      at::Tensor* gathered = nullptr);
 
 /// Uneven all_to_all: rank s's in_rows[k] must equal rank k's out_rows[s].
 /// One more exchange of 2n integers; spmd::CollectiveError on every rank

@@ -133,9 +133,9 @@ Tensor gather_stacked(const Tensor& x, const Plan& p) {
 }
 
 // Sum over ranks of piece r: rank s contributes pieces[k] to rank k.
-// Uneven pieces, or a backend without reduce_scatter, take one all-to-all of
-// the pieces followed by a local sum (the same bytes as a ring
-// reduce-scatter).
+// Uneven pieces, or a backend without a good reduce_scatter (Gloo:
+// compat::has_native_reduce_scatter), take one all-to-all of the pieces
+// followed by a local sum (the same bytes as a ring reduce-scatter).
 // `whole`, when defined, is a contiguous tensor whose flat storage holds the
 // pieces back to back (dim-0 splits): it is sent as is, without a copy.
 Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
@@ -272,8 +272,11 @@ void check_backend_support(const Tensor& x, const Plan& p) {
 
 // Runs the checks before a communicating primitive on n > 1 ranks. Returns
 // every rank's extent along the uneven shard dim (uneven all_gather), or
-// nothing.
-std::vector<int64_t> preflight(const Tensor& x, const Plan& p) {
+// nothing. `payload` (see detail::check_signatures) travels with the check;
+// `*gathered` is left undefined when no check ran.
+std::vector<int64_t> preflight(const Tensor& x, const Plan& p,
+                               const Tensor& payload = Tensor(),
+                               Tensor* gathered = nullptr) {
   std::vector<int64_t> extents;
   // The fake backend has no peers to disagree with.
   const auto type = p.pg->getBackendType();
@@ -300,7 +303,8 @@ std::vector<int64_t> preflight(const Tensor& x, const Plan& p) {
     if (c.op == Collective::AllToAll && uneven_a2a && x.dim() > 0)
       sig.free_dim = 0;
     auto exchange = exchange_of(x, p);
-    extents = detail::check_signatures(sig, site_of(p), exchange);
+    extents =
+        detail::check_signatures(sig, site_of(p), exchange, payload, gathered);
     if (c.op == Collective::AllToAll && uneven_a2a && x.dim() > 0) {
       auto even = std::vector<int64_t>(p.n, x.size(0) / p.n);
       detail::check_all_to_all_rows(
@@ -538,9 +542,44 @@ Tensor local_split_kernel(const Tensor& x, const Plan& p) {
   return x.narrow(i, start, sizes[p.r]).clone(at::MemoryFormat::Contiguous);
 }
 
+// Whether an all_reduce can travel inside the consistency check's message
+// (detail::kInlineBytes): a small CPU tensor of a dtype whose sum in rank
+// order is what Gloo computes up to rounding, on a Gloo group. The decision
+// depends only on what every rank checks (op, dtype, device, shape) and on
+// settings every rank shares, so all ranks take the same path.
+bool inline_all_reduce(const Tensor& x, const Plan& p) {
+  if (p.call.op != Collective::AllReduce || !p.check || !x.is_cpu() ||
+      p.pg->getBackendType() != c10d::ProcessGroup::BackendType::GLOO)
+    return false;
+  const auto t = x.scalar_type();
+  return (t == at::kFloat || t == at::kDouble || t == at::kInt ||
+          t == at::kLong) &&
+         static_cast<int64_t>(x.nbytes()) <= detail::kInlineBytes;
+}
+
 Tensor run_kernel(const Tensor& x_op, bool owned, const Plan& p) {
   std::vector<int64_t> extents;
-  if (p.n > 1 && communicates(p.call.op)) extents = preflight(x_op, p);
+  if (p.n > 1 && communicates(p.call.op)) {
+    if (inline_all_reduce(x_op, p)) {
+      // One round trip: the check's message carries every rank's data, and
+      // every rank sums the same rows in rank order (identical results).
+      Tensor mine = x_op.contiguous(), rows;
+      preflight(x_op, p, mine, &rows);
+      if (rows.defined()) {
+        // Summed into a fresh tensor, not a view (gradients assigned from
+        // it must be detachable in place).
+        std::vector<int64_t> shape{p.n};
+        shape.insert(shape.end(), x_op.sizes().begin(), x_op.sizes().end());
+        Tensor sum =
+            rows.view(shape).sum(0, /*keepdim=*/false, x_op.scalar_type());
+        if (!p.call.inplace) return sum;
+        x_op.copy_(sum);
+        return x_op;
+      }
+      return all_reduce_kernel(x_op, owned, p);  // the fake backend
+    }
+    extents = preflight(x_op, p);
+  }
   switch (p.call.op) {
     case Collective::AllReduce:
       return all_reduce_kernel(x_op, owned, p);

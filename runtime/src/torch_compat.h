@@ -43,9 +43,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> wrap_backend(
     const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
     const std::string& name);
 
-/// Whether `pg` reduce-scatters a list of equally shaped pieces natively
-/// (NCCL, Gloo since torch 2.x, the fake backend); otherwise the runtime
-/// emulates it with an all-to-all and a local sum.
+/// Whether the runtime reduce-scatters a list of equally shaped pieces with
+/// `pg`'s own reduce_scatter (NCCL, the fake backend); otherwise (Gloo,
+/// whose reduce_scatter sends more messages) with an all-to-all and a local
+/// sum.
 bool has_native_reduce_scatter(const c10d::ProcessGroup& pg);
 
 /// pg.all_to_all_single (torch >= 2.12) or pg.alltoall_base (its older name,

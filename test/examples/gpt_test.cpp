@@ -207,7 +207,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "bias_before_reduce", "unsynced_norm_grads",
                       "ce_sharded_vocab", "gather_wrong_dim",
                       "missing_dp_reduce", "grad_norm_tp_times",
-                      "embedding_not_reduced"),
+                      "embedding_not_reduced", "embedding_not_masked"),
     [](const ::testing::TestParamInfo<const char*>& info) {
       return std::string(info.param);
     });

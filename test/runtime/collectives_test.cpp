@@ -763,6 +763,35 @@ TEST(Collectives2D, AllGatherAndReduceScatterOnOneAxisOf2x4) {
   });
 }
 
+// An all_reduce of at most 1 KiB travels inside the consistency check's
+// message (one round trip); just below, at and above that size, in each
+// dtype it takes, in place and on a non-contiguous input, the sums are those
+// of the ordinary path, on every rank.
+TEST(Collectives2D, AllReduceAroundTheInlineSizeSumsEveryRank) {
+  run_mesh({{dp, 1}, {tp, 4}}, [](const DeviceMesh& mesh) {
+    const int r = mesh.rank();
+    for (int64_t numel : {1, 127, 128, 129, 300}) {  // 128 doubles = 1 KiB
+      for (auto dtype : {at::kDouble, at::kFloat, at::kLong, at::kInt}) {
+        Tensor base = at::arange(numel, at::kLong);
+        Tensor x = (base * (r + 1)).to(dtype);
+        Tensor want = (base * 10).to(dtype);  // 1 + 2 + 3 + 4
+        Tensor z = all_reduce(x, tp, P, R);
+        EXPECT_TRUE(TensorEq(z, want)) << numel << " " << dtype;
+        EXPECT_FALSE(z.is_view()) << "a view cannot be detached in place";
+        CollectiveOptions o;
+        o.inplace = true;
+        Tensor y = x.clone();
+        all_reduce(y, tp, P, R, o);
+        EXPECT_TRUE(TensorEq(y, want)) << "in place, " << numel;
+      }
+    }
+    Tensor m = (at::arange(12, at::kDouble).view({3, 4}) + r).t();
+    EXPECT_TRUE(TensorEq(
+        all_reduce(m, tp, P, I),
+        (at::arange(12, at::kDouble).view({3, 4}) * 4 + 6).t().contiguous()));
+  });
+}
+
 TEST(Collectives2D, AllToAllOnOneAxisOf2x2) {
   run_mesh({{dp, 2}, {tp, 2}}, [](const DeviceMesh& mesh) {
     const int r = mesh.rank();

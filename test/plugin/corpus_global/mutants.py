@@ -145,8 +145,11 @@ MUTANTS = [
     dict(id="embedding_not_masked", file="embedding.cpp",
          original="""  rows.masked_fill_(outside.unsqueeze(-1), 0.0);""",
          replacement="""  rows.masked_fill_(outside.unsqueeze(-1), 1.0);""",
-         desc="rows of tokens owned by another rank not zeroed before the sum",
-         typeable=False, expected="missed"),
+         at="""  auto partial = spmd::reinterpret(rows, tp, V, P);""",
+         desc="rows of tokens owned by another rank not zeroed before the sum "
+              "(global mode: a lookup in a row-sharded table is a pending sum "
+              "only after masked_fill(mask, 0))",
+         typeable=True, expected="caught"),
     dict(id="ce_target_logit_not_reduced", file="embedding.cpp",
          original="""      spmd::all_reduce(spmd::reinterpret(picked, tp, V, P), tp, P, I);""",
          replacement="""      picked;""",
