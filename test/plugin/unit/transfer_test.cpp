@@ -161,5 +161,27 @@ TEST(Transfer, WideningKeepsReporting) {
   EXPECT_TRUE(SawRelu);
 }
 
+// A raw c10d collective on a typed tensor is a problem of its own code: the
+// call and the typed argument, no core verdict and no text.
+TEST(Transfer, RawC10dIsACodeWithoutText) {
+  Analysed T(R"(
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+void f(c10d::ProcessGroup &pg, SPMD_TYPE(dp = P) Tensor g, Tensor u) {
+  std::vector<Tensor> gs{g};
+  pg.allreduce(gs)->wait();
+  std::vector<Tensor> us{u};
+  pg.allreduce(us)->wait();
+})");
+  ASSERT_TRUE(T.AST);
+  ASSERT_EQ(T.R.Problems.size(), 1u);
+  const Problem &P = T.R.Problems[0];
+  EXPECT_EQ(P.Kind, DiagKind::OpType);
+  EXPECT_EQ(P.Code, ProblemCode::RawC10d);
+  ASSERT_TRUE(P.Call);
+  EXPECT_EQ(P.Call->getDirectCallee()->getName(), "allreduce");
+  EXPECT_EQ(T.line(P.Loc), 6u);
+  EXPECT_FALSE(P.Error);
+}
+
 }  // namespace
 }  // namespace spmd::plugin
