@@ -39,7 +39,8 @@ SOURCE_EXT = (".cpp", ".cc", ".cxx", ".h", ".hpp", ".cu", ".def", ".inc")
 LONG_FUNCTION = 80
 
 Token = namedtuple("Token", "text line")
-Function = namedtuple("Function", "path name start end")
+Function = namedtuple("Function", "path name start end reason")
+REASON_MARK = "long on purpose"
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|[0-9A-Za-z_.']|)*")
@@ -395,7 +396,28 @@ def _classify(statement, in_class_name):
     return ("function", name, False)
 
 
+def _has_reason(lines, start):
+    """Whether the comment block ending just above line `start` (1-based)
+    contains REASON_MARK."""
+    i = start - 2
+    while i >= 0:
+        text = lines[i].strip()
+        if not (text.startswith("//") or text.startswith("/*") or
+                text.startswith("*") or text.endswith("*/")):
+            break
+        if REASON_MARK in text.lower():
+            return True
+        i -= 1
+    return False
+
+
 def find_functions(path, src):
+    lines = src.split("\n")
+    return [f._replace(reason=_has_reason(lines, f.start))
+            for f in _scan_functions(path, src)]
+
+
+def _scan_functions(path, src):
     tokens = tokenize(src)
     functions = []
     stack = [_Scope("file")]
@@ -410,7 +432,7 @@ def find_functions(path, src):
                 stack.pop()
                 if top.kind == "function":
                     functions.append(Function(path, top.name, top.start,
-                                              tok.line))
+                                              tok.line, False))
                     if not top.keep_statement:
                         statement = []
                     else:
@@ -508,14 +530,16 @@ def report(files, functions, n_files, n_functions, markdown, label):
         fs = [f for f in files if f[0] == name]
         fn = [f for f in functions if area_of(f.path) == name]
         sizes = [f.end - f.start + 1 for f in fn]
+        long_fns = [f for f in fn if f.end - f.start + 1 > LONG_FUNCTION]
         rows.append((name, len(fs), sum(f[2] for f in fs),
                      max((f[2] for f in fs), default=0), len(fn),
-                     max(sizes, default=0),
-                     sum(1 for s in sizes if s > LONG_FUNCTION)))
+                     max(sizes, default=0), len(long_fns),
+                     sum(1 for f in long_fns if not f.reason)))
     out.append("")
     out.append(_table(rows, ("area", "files", "lines", "largest file",
                              "functions", "largest function",
-                             "functions > %d" % LONG_FUNCTION), markdown))
+                             "functions > %d" % LONG_FUNCTION,
+                             "of those without a reason"), markdown))
     out.append("")
     biggest = sorted(files, key=lambda f: (-f[2], f[1]))[:n_files]
     out.append(_table([(f[1], f[2]) for f in biggest], ("file", "lines"),
@@ -524,9 +548,15 @@ def report(files, functions, n_files, n_functions, markdown, label):
     longest = sorted(functions,
                      key=lambda f: (-(f.end - f.start), f.path, f.start))
     longest = longest[:n_functions]
+    def reason(f):
+        if f.end - f.start + 1 <= LONG_FUNCTION:
+            return ""
+        return "yes" if f.reason else "no"
     out.append(_table([("`%s`" % f.name if markdown else f.name,
-                        "%s:%d" % (f.path, f.start), f.end - f.start + 1)
-                       for f in longest], ("function", "where", "lines"),
+                        "%s:%d" % (f.path, f.start), f.end - f.start + 1,
+                        reason(f))
+                       for f in longest],
+                      ("function", "where", "lines", "reason given"),
                       markdown))
     return "\n".join(out)
 
