@@ -509,9 +509,10 @@ def measure(root):
 
 def _table(rows, header, markdown):
     if markdown:
+        numeric = [all(isinstance(r[i], int) for r in rows) and i > 0
+                   for i in range(len(header))]
         out = ["| " + " | ".join(header) + " |",
-               "|" + "|".join("---:" if i else "---" for i in
-                              range(len(header))) + "|"]
+               "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
         out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
         return "\n".join(out)
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
