@@ -138,8 +138,9 @@ std::string call_context(const std::string& op, const RawRule* rule,
 }
 
 /// The inputs of a raw collective must have the rule's src on `axis` (in
-/// strict mode, a type there at all): throws otherwise. Returns the types the inputs
-/// get when the collective writes them in place (all_reduce: R on `axis`).
+/// strict mode, a type there at all): throws otherwise. Returns the types the
+/// inputs get when the collective writes them in place (all_reduce: R on
+/// `axis`).
 std::vector<TensorType> check_raw_inputs(const RawRule& rule,
                                          const std::string& axis,
                                          const std::vector<at::Tensor>& inputs,
