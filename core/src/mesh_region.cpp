@@ -58,10 +58,25 @@ Result<MeshAxis> layout_of(const std::string& name, const AxisTable& table) {
   return e;
 }
 
+// One matched group of the walk: source axes and the destination axes they
+// become, both outermost first (a shared axis is a group of one).
+struct Group {
+  std::vector<std::string> src;
+  std::vector<std::string> dst;
+};
+
+std::vector<std::string> names_of(const std::vector<Side>& g) {
+  std::vector<std::string> out;
+  for (const Side& s : g) out.push_back(s.name);
+  return out;
+}
+
 // The shared part and the two-pointer walk of spec §10.3. `dst` carries
-// types in the full form and none in the axes-only form.
+// types in the full form and none in the axes-only form. The matched groups
+// go to `groups` when it is given.
 Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
-                        bool axes_only, const AxisTable& table) {
+                        bool axes_only, const AxisTable& table,
+                        std::vector<Group>* groups = nullptr) {
   std::vector<Side> src_rest;
   TensorType out;
   std::vector<bool> dst_used(dst.size(), false);
@@ -80,6 +95,7 @@ Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
         return e;
       }
       out.set(dst[j].name, type);
+      if (groups) groups->push_back({{name}, {dst[j].name}});
       dst_used[j] = true;
       shared = true;
       break;
@@ -159,6 +175,7 @@ Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
                         flatten_group(sg).to_string() + " vs " +
                         flatten_group(dg).to_string() + ")");
     for (const Side& d : dg) out.set(d.name, *sg_type);
+    if (groups) groups->push_back({names_of(sg), names_of(dg)});
     src_cum = dst_cum = 1;
     sg.clear();
     dg.clear();
@@ -271,6 +288,112 @@ Result<TensorType> reinterpret_mesh(const TensorType& src,
   Result<std::vector<Side>> d = sides(dst_axes, nullptr, table);
   if (!d.ok()) return d.error();
   return walk(src, d.value(), /*axes_only=*/true, table);
+}
+
+namespace {
+
+std::string entry_text(const SpecEntry& e) {
+  if (e.size() == 1) return e.front();
+  std::string s = "(";
+  for (std::size_t i = 0; i < e.size(); ++i) s += (i ? ", " : "") + e[i];
+  return s + ")";
+}
+
+std::string list_text(const std::vector<std::string>& v) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+  return s + "}";
+}
+
+const Group* group_of(const std::vector<Group>& groups, const std::string& a) {
+  for (const Group& g : groups)
+    if (std::find(g.src.begin(), g.src.end(), a) != g.src.end()) return &g;
+  return nullptr;
+}
+
+// Step 5 of spec §10.3: every entry of `spec` re-expressed on the
+// destination groups.
+Result<PartitionSpec> remap_spec(const PartitionSpec& spec,
+                                 const std::vector<Group>& groups) {
+  std::vector<SpecEntry> out;
+  for (long d = 0; d < spec.rank(); ++d) {
+    const SpecEntry& e = spec.entry(d);
+    SpecEntry mapped;
+    std::size_t p = 0;
+    while (p < e.size()) {
+      const Group* g = group_of(groups, e[p]);
+      auto fail = [&](const std::string& why) {
+        TypeError err =
+            type_error("reinterpret_mesh cannot carry " + spec.to_string() +
+                       " to the destination mesh: dim " + std::to_string(d) +
+                       " (" + entry_text(e) + "): " + why);
+        err.axis = e[p];
+        err.fix =
+            "shard the dim on whole groups of axes that both meshes share "
+            "(e.g. all_gather the axis first, or annotate the tensor on the "
+            "destination mesh with assert_type after a local region)";
+        return err;
+      };
+      if (g == nullptr)
+        return fail("axis " + e[p] +
+                    " has no counterpart in the destination mesh (it is not "
+                    "in the tensor's type map)");
+      const bool whole =
+          p + g->src.size() <= e.size() &&
+          std::equal(g->src.begin(), g->src.end(), e.begin() + long(p));
+      if (!whole) {
+        if (g->src.size() > 1 &&
+            std::find(e.begin(), e.end(), g->src.front()) != e.end() &&
+            std::all_of(g->src.begin(), g->src.end(), [&](const auto& a) {
+              return std::find(e.begin(), e.end(), a) != e.end();
+            }))
+          return fail("the axes " + list_text(g->src) +
+                      " become the one destination group " + list_text(g->dst) +
+                      " only in their outer-to-inner order " +
+                      entry_text(g->src) + "; the entry lists them in " +
+                      "another order");
+        return fail("axis " + e[p] +
+                    " has no counterpart in the destination "
+                    "mesh: it is only part of the source group " +
+                    list_text(g->src) + ", which becomes " + list_text(g->dst) +
+                    ", so no destination axis covers exactly its ranks");
+      }
+      mapped.insert(mapped.end(), g->dst.begin(), g->dst.end());
+      p += g->src.size();
+    }
+    out.push_back(std::move(mapped));
+  }
+  return PartitionSpec(std::move(out));
+}
+
+}  // namespace
+
+Result<GlobalType> reinterpret_mesh_global(
+    const GlobalType& src, const std::optional<TensorType>& dst,
+    const std::vector<std::string>& dst_axes, const AxisTable& table) {
+  Result<std::vector<Side>> d =
+      dst ? sides(dst->axes(), &*dst, table) : sides(dst_axes, nullptr, table);
+  if (!d.ok()) return d.error();
+  std::vector<Group> groups;
+  Result<TensorType> map =
+      walk(src.local, d.value(), /*axes_only=*/!dst, table, &groups);
+  if (!map.ok()) return map.error();
+  GlobalType out;
+  out.local = map.value();
+  if (src.spec) {
+    Result<PartitionSpec> spec = remap_spec(*src.spec, groups);
+    if (!spec.ok()) return spec.error();
+    out.spec = spec.value();
+  }
+  for (const std::string& a : src.unknown_shards) {
+    const Group* g = group_of(groups, a);
+    if (g == nullptr) {
+      out.unknown_shards.insert(a);
+      continue;
+    }
+    out.unknown_shards.insert(g->dst.begin(), g->dst.end());
+  }
+  return out;
 }
 
 Result<TensorType> lift_to_mesh(const TensorType& operand,

@@ -7,13 +7,18 @@ flags, include paths and precompiled header), turned into a syntax-only run
 with -fplugin added. Used by `make demo` and by the tests in test/examples.
 
   plugin_compile.py --build-dir BUILD --plugin SO SOURCE [--expect-clean]
-                    [--expect REGEX ...] [--plugin-arg ARG ...] [--quiet]
+                    [--expect REGEX ...] [--plugin-arg ARG ...]
+                    [--define NAME[=VALUE] ...] [--quiet]
 
 --expect-clean: succeed only if the compiler succeeds with no diagnostic.
 --expect REGEX: succeed only if the compiler FAILS and its output matches
                 every REGEX (an error the plugin must report).
 --expect-at TEXT: also require an error or note on every line of SOURCE that
                 contains TEXT (e.g. the "// BUG" marker of examples/bugs).
+--expect-error-at TEXT: like --expect-at, but an error (not only a note)
+                must be reported on the line.
+--define NAME[=VALUE]: compile with -DNAME[=VALUE] (e.g. a bug switch of
+                examples/tp_transformer_block/bugs.h).
 --plugin-arg ARG: add -fplugin-arg-spmd-check-ARG (e.g. global, strict) to
                 the build's own plugin arguments.
 Prints the compiler's output (unless --quiet) and a line "N SPMD diagnostics".
@@ -44,7 +49,7 @@ def find_command(build_dir, source):
     sys.exit(f"error: {source} is not in {path}; is it part of a target?")
 
 
-def syntax_only(args, plugin, plugin_args=()):
+def syntax_only(args, plugin, plugin_args=(), defines=()):
     out = []
     skip = False
     for a in args:
@@ -62,7 +67,7 @@ def syntax_only(args, plugin, plugin_args=()):
                        if sys.stdout.isatty() else "-fno-color-diagnostics",
                        f"-fplugin={plugin}"] + [
                            f"-fplugin-arg-spmd-check-{x}" for x in plugin_args
-                       ] + out[-1:]
+                       ] + [f"-D{d}" for d in defines] + out[-1:]
 
 
 def main():
@@ -72,6 +77,8 @@ def main():
     p.add_argument("--expect-clean", action="store_true")
     p.add_argument("--expect", action="append", default=[])
     p.add_argument("--expect-at", action="append", default=[])
+    p.add_argument("--expect-error-at", action="append", default=[])
+    p.add_argument("--define", action="append", default=[])
     p.add_argument("--plugin-arg", action="append", default=[])
     p.add_argument("--quiet", action="store_true")
     p.add_argument("source")
@@ -81,7 +88,8 @@ def main():
               "target first", file=sys.stderr)
         return 2
     directory, args = find_command(a.build_dir, a.source)
-    cmd = syntax_only(args, os.path.abspath(a.plugin), a.plugin_arg)
+    cmd = syntax_only(args, os.path.abspath(a.plugin), a.plugin_arg,
+                      a.define)
     r = subprocess.run(cmd, cwd=directory, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     text = r.stdout
@@ -99,7 +107,7 @@ def main():
         if not ok:
             print("expected a clean compile", file=sys.stderr)
         return 0 if ok else 1
-    if a.expect or a.expect_at:
+    if a.expect or a.expect_at or a.expect_error_at:
         if r.returncode == 0:
             print("expected the plugin to reject this source, but it compiled",
                   file=sys.stderr)
@@ -108,13 +116,14 @@ def main():
         name = re.escape(os.path.basename(a.source))
         with open(a.source) as f:
             lines = f.read().splitlines()
-        for text in a.expect_at:
+        for text, kinds in ([(t, "(error|note)") for t in a.expect_at] +
+                            [(t, "error") for t in a.expect_error_at]):
             marked = [i + 1 for i, l in enumerate(lines) if text in l]
             if not marked:
                 print(f"no line of {a.source} contains '{text}'",
                       file=sys.stderr)
                 return 1
-            missing += [f"{name}:{n}:[0-9]+: (error|note): " for n in marked]
+            missing += [f"{name}:{n}:[0-9]+: {kinds}: " for n in marked]
         missing = [x for x in missing if not re.search(x, plain)]
         for x in missing:
             print(f"expected output matching /{x}/", file=sys.stderr)

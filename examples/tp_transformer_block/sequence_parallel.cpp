@@ -4,6 +4,7 @@
 // Annotated and checked by the spmd-check plugin; docs/walkthrough.md.
 #include <ATen/ATen.h>
 
+#include "bugs.h"
 #include "model.h"
 
 namespace tp_example {
@@ -14,8 +15,12 @@ using namespace spmd::types;
 // to different tokens, so their gradients are partial sums over tp (P) that
 // must be reduced, exactly like the dp reduction. With I the checker would
 // reject `layer_norm(x, ..., ln_w, ...)` (I cannot mix with the varying x).
+//
+// x is [seq/tp, batch/dp, hidden]: spmd::rank(3) gives global mode its rank,
+// so that a shard named from the end (S(-1)) is told apart from S(0).
 SPMD_TYPE(dp = V, tp = S(0))
-at::Tensor mlp_block_sp(SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& x,
+at::Tensor mlp_block_sp(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+                            const at::Tensor& x,
                         SPMD_TYPE(dp = R, tp = R) const at::Tensor& ln_w,
                         SPMD_TYPE(dp = R, tp = R) const at::Tensor& ln_b,
                         SPMD_TYPE(dp = R, tp = S(0)) const at::Tensor& w1,
@@ -25,7 +30,13 @@ at::Tensor mlp_block_sp(SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& x,
   // Gather from the sequence-parallel region: every tp rank needs every
   // token for its W1 shard and uses them differently, so dst is R; backward
   // reduce-scatters the gradient back onto the sequence shards.
+#if TP_BLOCK_BUG_IS(gather_wrong_dim)
+  auto h_full = spmd::all_gather(h, tp, S(-1), R);  // BUG(gather_wrong_dim)
+#elif TP_BLOCK_BUG_IS(all_reduce_not_gather)
+  auto h_full = spmd::all_reduce(h, tp, P, R);  // BUG(all_reduce_not_gather)
+#else
   auto h_full = spmd::all_gather(h, tp, S(0), R);  // {dp: V, tp: R}
+#endif
 
   auto a = at::gelu(at::matmul(h_full, w1.t()));    // {dp: V, tp: V}
   auto y = at::matmul(a, w2.t());                   // {dp: V, tp: V}

@@ -3,6 +3,7 @@
 // plugin at compile time. docs/walkthrough.md explains every annotation.
 #include <ATen/ATen.h>
 
+#include "bugs.h"
 #include "model.h"
 
 namespace tp_example {
@@ -40,7 +41,15 @@ at::Tensor mlp_block(SPMD_TYPE(dp = V, tp = I) const at::Tensor& x,
   // Reduce from the tensor-parallel region (Megatron's g): sum the terms. The
   // result feeds duplicated work (the residual, the loss), so dst is I:
   // backward passes the gradient through unchanged.
+#if TP_BLOCK_BUG_IS(residual_before_reduce)
+  auto z =
+      spmd::all_reduce(y_partial + x, tp, P, I);  // BUG(residual_before_reduce)
+#elif TP_BLOCK_BUG_IS(gelu_on_partial)
+  auto z =
+      spmd::all_reduce(at::gelu(y_partial), tp, P, I);  // BUG(gelu_on_partial)
+#else
   auto z = spmd::all_reduce(y_partial, tp, P, I);  // {dp: V, tp: I}
+#endif
   return x + z;
 }
 

@@ -276,6 +276,24 @@ std::optional<size_t> findRankless(llvm::ArrayRef<core::AxisArg> Args) {
 /// "args[i]" as the core's messages name operands.
 std::string argName(size_t I) { return "args[" + std::to_string(I) + "]"; }
 
+/// linear(x, w[, b]) takes a 2-D weight [out, in] and a 1-D bias [out]
+/// whatever x is: an operand of unknown rank there gets it, and a shard
+/// counted from the end resolves (a bias annotated S(0) without
+/// spmd::rank(1) no longer hides the result's shard).
+void fixLinearParamRanks(llvm::StringRef Canon,
+                         std::vector<core::AxisArg> &Args) {
+  if (Canon != "linear")
+    return;
+  for (size_t I = 1; I < Args.size() && I < 3; ++I) {
+    long Rank = I == 1 ? 2 : 1;
+    if (Args[I].shape.rank_known())
+      continue;
+    Args[I].shape = core::Shape::of_rank(Rank);
+    if (Args[I].placement.is_shard() && Args[I].placement.dim < 0)
+      Args[I].placement.dim += Rank;
+  }
+}
+
 } // namespace
 
 /// The placement of one operand on \p Axis for the core's propagation.
@@ -385,6 +403,7 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
       if (Args[I].placement.is_shard() && Args[I].placement.dim < 0)
         Args[I].placement.dim += FixedRank;
     }
+    fixLinearParamRanks(Canon, Args);
     // linear(x, w[, b]) contracts x's last dim whatever x's rank: an x of
     // unknown rank sharded on a negative dim (or not sharded) may be given
     // any rank that holds the dim, and the result's dim counted from the end

@@ -382,8 +382,8 @@ at::Tensor retag(const at::Tensor& x, const DeviceMesh& to,
     y = x.alias();
   }
   if (!checker::is_type_checking()) return y;
-  TypeRef src = type_of(x);
-  if (src == nullptr) {
+  std::optional<core::GlobalType> src = global_of(x);
+  if (!src) {
     core::TypeError e;
     e.message =
         "reinterpret_mesh requires a tensor with an existing local "
@@ -395,14 +395,14 @@ at::Tensor retag(const at::Tensor& x, const DeviceMesh& to,
   static const core::AxisTable kEmpty;
   const core::AxisTable& table =
       to.world()->axis_table() ? *to.world()->axis_table() : kEmpty;
-  core::Result<core::TensorType> r =
-      dst ? core::reinterpret_mesh(*src, *dst, table)
-          : core::reinterpret_mesh(*src, mesh_axis_names(to), table);
+  // The type map and the PartitionSpec move together (spec §10.3 step 5).
+  core::Result<core::GlobalType> r = core::reinterpret_mesh_global(
+      *src, dst, dst ? std::vector<std::string>() : mesh_axis_names(to), table);
   if (!r.ok())
     throw_with_context(r.error(),
                        "  In " + call + "(\n    x: " + describe_tensor(x) +
                            ",\n    to: " + to.to_string() + ",\n  )");
-  stamp(y, intern(r.value()));
+  stamp_global(y, r.value());
   return y;
 }
 

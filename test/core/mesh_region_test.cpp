@@ -213,6 +213,127 @@ INSTANTIATE_TEST_SUITE_P(Cases, ReinterpretMesh,
                          ::testing::ValuesIn(ReinterpretRows()),
                          [](const auto& info) { return info.param.id; });
 
+// ---- reinterpret_mesh of a PartitionSpec (§10.3 step 5) -------------------
+
+struct SpecRow {
+  const char* id;
+  const char* src;   // type map
+  const char* spec;  // PartitionSpec of the source
+  const char* dst;   // a type map, or axes "a,b" (axes-only)
+  const char* want;  // GlobalType::to_string, or nullptr for an error
+  std::vector<std::string> words;
+};
+
+std::vector<SpecRow> SpecRows() {
+  return {
+      {"flatten_spec_X_example",
+       "{dp: V, cp: V, tp: R}",
+       "((dp, cp), None)",
+       "{dp_cp: V, tp: R}",
+       "{dp_cp: S(0), tp: R} PartitionSpec(dp_cp, None)",
+       {}},
+      {"split_spec",
+       "{dp_cp: V, tp: R}",
+       "(None, dp_cp)",
+       "dp,cp,tp",
+       "{cp: S(1), dp: S(1), tp: R} PartitionSpec(None, (dp, cp))",
+       {}},
+      {"parallel_folding",
+       "{dp: V, cp: V, tp: V}",
+       "((dp, cp), tp)",
+       "edp,ep,etp",
+       "{edp: S(0), ep: S(1), etp: S(1)} PartitionSpec(edp, (ep, etp))",
+       {}},
+      {"shared_axis_renamed",
+       "{dp: V, cp: V, tp: V}",
+       "(tp, (dp, cp))",
+       "{dp_cp: V, tp: V}",
+       "{dp_cp: S(1), tp: S(0)} PartitionSpec(tp, dp_cp)",
+       {}},
+      {"segments_in_one_entry",
+       "{dp: V, cp: V, tp: V}",
+       "((dp, cp, tp))",
+       "edp,ep,etp",
+       "{edp: S(0), ep: S(0), etp: S(0)} "
+       "PartitionSpec((edp, ep, etp))",
+       {}},
+      {"component_alone",
+       "{dp: V, cp: V, tp: R}",
+       "(cp, dp)",
+       "dp_cp,tp",
+       nullptr,
+       {"reinterpret_mesh cannot carry PartitionSpec(cp, dp)",
+        "dim 0 (cp): axis cp has no counterpart in the destination mesh",
+        "source group {dp, cp}, which becomes {dp_cp}"}},
+      {"reversed_group",
+       "{dp: V, cp: V, tp: R}",
+       "((cp, dp), None)",
+       "dp_cp,tp",
+       nullptr,
+       {"only in their outer-to-inner order (dp, cp)"}},
+      {"group_cut_by_entry",
+       "{dp: V, cp: V, tp: V}",
+       "(dp, (cp, tp))",
+       "edp,ep,etp",
+       nullptr,
+       {"axis dp has no counterpart"}},
+      {"no_spec_no_change", "{dp: R, cp: R}", "", "dp_cp", "{dp_cp: R}", {}},
+  };
+}
+
+void PrintTo(const SpecRow& r, std::ostream* os) { *os << r.id; }
+class ReinterpretMeshSpec : public ::testing::TestWithParam<SpecRow> {};
+
+TEST_P(ReinterpretMeshSpec, Spec10_3_Step5) {
+  const SpecRow& row = GetParam();
+  GlobalType src;
+  src.local = TT(row.src);
+  if (row.spec[0] != '\0') src.spec = PartitionSpec::parse(row.spec).value();
+  std::optional<TensorType> dst;
+  std::vector<std::string> axes;
+  if (row.dst[0] == '{')
+    dst = TT(row.dst);
+  else
+    axes = SplitAxes(row.dst);
+  Result<GlobalType> r = reinterpret_mesh_global(src, dst, axes, *Table16());
+  if (row.want != nullptr) {
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value().to_string(), row.want);
+  } else {
+    EXPECT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError, row.words));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ReinterpretMeshSpec,
+                         ::testing::ValuesIn(SpecRows()),
+                         [](const auto& info) { return info.param.id; });
+
+TEST(ReinterpretMeshSpecDense, DpBecomesEdpEpOn8Ranks) {
+  // Table8: dense dp(4:2) x tp(2:1), expert edp(2:4) x ep(2:2) x etp(2:1).
+  GlobalType src;
+  src.local = TT("{dp: V, tp: V}");
+  src.spec = PartitionSpec::parse("(dp, tp)").value();
+  Result<GlobalType> r = reinterpret_mesh_global(
+      src, std::nullopt, {"edp", "ep", "etp"}, *Table8());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().spec->to_string(), "PartitionSpec((edp, ep), etp)");
+  // And back, with an unknown shard carried to the group's axes.
+  GlobalType back = r.value();
+  back.unknown_shards = {"etp"};
+  Result<GlobalType> b =
+      reinterpret_mesh_global(back, std::nullopt, {"dp", "tp"}, *Table8());
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b.value().spec->to_string(), "PartitionSpec(dp, tp)");
+  EXPECT_EQ(b.value().unknown_shards, (std::set<std::string>{"tp"}));
+  // A map error comes first (the spec is not looked at).
+  GlobalType mixed;
+  mixed.local = TT("{edp: R, ep: V, etp: R}");
+  mixed.spec = PartitionSpec::parse("(ep, None)").value();
+  EXPECT_TRUE(FailsWith(
+      reinterpret_mesh_global(mixed, std::nullopt, {"dp", "tp"}, *Table8()),
+      ErrorKind::SpmdTypeError, {"edp has type R while ep has type V"}));
+}
+
 // X019 (reinterpret_mesh of an untyped tensor) is the runtime's: the core
 // function takes a type map, so "untyped" cannot reach it.
 

@@ -93,6 +93,28 @@ Tensor all_known(SPMD_TYPE(tp = S(1)) const Tensor& x,
   return spmd::all_reduce(x.mm(w), tp, P, R);
 }
 
+// --- ranks through a tuple-returning helper (std::tie, bindings, get) -------
+// The helper's annotation types every element, rank included, so S(-1) of an
+// element is told apart from its S(0) (docs/plugin.md, "Annotating an
+// existing engine").
+
+SPMD_TYPE(tp = S(0), spmd::rank(3))
+std::tuple<Tensor, Tensor> kv_pair(SPMD_TYPE(tp = S(0)) const Tensor& k,
+                                   SPMD_TYPE(tp = S(0)) const Tensor& v);
+
+SPMD_TYPE(tp = R)
+Tensor tuple_ranks(SPMD_TYPE(tp = S(0)) const Tensor& k,
+                   SPMD_TYPE(tp = S(0)) const Tensor& v) {
+  Tensor a, b;
+  std::tie(a, b) = kv_pair(k, v);
+  auto [c, d] = kv_pair(k, v); // global-note {{type V on axis 'tp' returned by this call (the callee's declared result type)}}
+  auto e = std::get<1>(kv_pair(k, v)); // global-note {{type V on axis 'tp' returned by this call (the callee's declared result type)}}
+  // transpose(-2, -1) needs a's rank (strict mode would warn without it).
+  auto ok = spmd::all_gather(a.transpose(-2, -1), tp, S(0), R);
+  auto x = spmd::all_gather(c, tp, S(-1), R); // global-error {{all_gather expects its input sharded on dim -1 on axis tp (src = S(-1)), but it is sharded on dim 0 (S(0))}} global-note {{did you mean src = S(0)?}}
+  return ok + x + spmd::all_gather(e, tp, S(2), R); // global-error {{all_gather expects its input sharded on dim 2 on axis tp (src = S(2)), but it is sharded on dim 0 (S(0))}} global-note {{did you mean src = S(0)?}}
+}
+
 // --- malformed rank entries ------------------------------------------------
 
 SPMD_TYPE(tp = R)

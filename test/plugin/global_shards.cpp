@@ -167,6 +167,31 @@ Tensor column_parallel(SPMD_TYPE(tp = R) const Tensor& x,
   // global-note@-4 {{type V on axis 'tp' declared here}}
 }
 
+// linear's weight is 2-D and its bias 1-D whatever the annotations say: a
+// column-parallel bias annotated S(0) without spmd::rank(1) keeps the
+// output's shard (an unknown bias rank used to make it "shard unknown", which
+// all_reduce accepts).
+SPMD_TYPE(tp = R)
+Tensor column_parallel_bias(SPMD_TYPE(tp = R) const Tensor& x,
+                            SPMD_TYPE(tp = S(0)) const Tensor& w,
+                            SPMD_TYPE(tp = S(0)) const Tensor& b) {
+  auto y = F::linear(x, w, b); // y: S(-1)
+  return spmd::all_reduce(y, tp, P, R); // global-error {{all_reduce with src = P on a tensor sharded on dim -1 on axis tp (S(-1)): a shard is not a pending sum}}
+  // global-note@-1 {{suggestion: gather along dim -1 (spmd::all_gather(x, tp, S(-1), R))}}
+  // global-note@-5 {{type V on axis 'tp' declared here}}
+}
+
+// The same with the weight's and the bias's shards counted from the end.
+SPMD_TYPE(tp = R)
+Tensor column_parallel_from_end(SPMD_TYPE(tp = R) const Tensor& x,
+                                SPMD_TYPE(tp = S(-2)) const Tensor& w,
+                                SPMD_TYPE(tp = S(-1)) const Tensor& b) {
+  auto y = F::linear(x, w, b);
+  auto ok = spmd::all_gather(y, tp, S(-1), R);
+  return ok + spmd::all_gather(y, tp, S(-2), R); // global-error {{sharded on dim -1 (S(-1))}} global-note {{did you mean src = S(-1)?}}
+  // global-note@-5 {{type V on axis 'tp' declared here}}
+}
+
 // A port that kept the hand-written reinterpret of a known shard.
 SPMD_TYPE(tp = R)
 Tensor stale_reinterpret(SPMD_TYPE(tp = S(-1)) const Tensor& x,

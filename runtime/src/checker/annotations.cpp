@@ -3,7 +3,11 @@
 // queries of the side table.
 #include <ATen/ATen.h>
 #include <spmd/core/annotation_rules.h>
+#include <spmd/core/mesh_region.h>
 #include <spmd/errors.h>
+
+#include <algorithm>
+#include <tuple>
 
 #include "internal.h"
 
@@ -25,13 +29,69 @@ namespace {
   spmd::throw_error(e);
 }
 
+// A name that is not an axis of the current mesh but, in the World's axis
+// table, a flattened axis of mesh axes (dp_cp = dp x cp) or another name of
+// one mesh axis (an expert mesh's etp = the dense tp): the non-singleton
+// mesh axes it stands for, outermost first. nullopt when it is neither.
+std::optional<std::vector<std::string>> flattened_components(
+    std::string_view name, const Ctx& ctx) {
+  const core::AxisTable* table = ctx.inference.axis_table.get();
+  if (table == nullptr || !ctx.mesh) return std::nullopt;
+  const core::MeshAxis* target = table->find(name);
+  if (target == nullptr) return std::nullopt;
+  std::vector<std::pair<long, std::string>> subs;
+  std::vector<core::MeshAxis> layouts;
+  for (const std::string& a : ctx.mesh->axes) {
+    const core::MeshAxis* m = table->find(a);
+    if (m == nullptr) continue;
+    if (*m == *target) return std::vector<std::string>{a};
+    if (m->is_proper_sub_axis_of(*target)) {
+      subs.emplace_back(m->max_stride(), a);
+      layouts.push_back(*m);
+    }
+  }
+  if (subs.empty()) return std::nullopt;
+  core::Result<core::MeshAxis> f = core::flatten(layouts);
+  if (!f.ok() || f.value() != *target) return std::nullopt;
+  std::stable_sort(subs.begin(), subs.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first;
+  });
+  std::vector<std::string> out;
+  for (const auto& entry : subs) out.push_back(entry.second);
+  return out;
+}
+
 [[noreturn]] void throw_no_axis(const std::string& axis, const Ctx& ctx) {
   std::string avail;
   for (const auto& a : ctx.mesh->all)
     avail += (avail.empty() ? "" : ", ") + a.name;
+  // Flattened axes (and other names of mesh axes) that resolve here.
+  std::string flat;
+  if (const core::AxisTable* table = ctx.inference.axis_table.get()) {
+    for (const auto& entry : table->entries()) {
+      if (ctx.mesh->has_name(entry.first)) continue;
+      if (auto comps = flattened_components(entry.first, ctx)) {
+        std::string parts;
+        for (const std::string& c : *comps)
+          parts += (parts.empty() ? "" : " x ") + c;
+        flat += (flat.empty() ? "" : ", ") + entry.first + " = " + parts;
+      }
+    }
+  }
   throw_type("no mesh axis named '" + axis +
              "' in the current mesh. Available: " +
-             (avail.empty() ? "(no named axes)" : avail));
+             (avail.empty() ? "(no named axes)" : avail) +
+             (flat.empty() ? "" : "; flattened axes: " + flat));
+}
+
+// The mesh axes an annotation's axis name stands for: itself when it is an
+// axis of the current mesh (or there is no mesh), the components of a
+// flattened axis, else SpmdTypeError naming the known axes.
+std::vector<std::string> resolve_annotation_axis(const std::string& axis,
+                                                 const Ctx& ctx) {
+  if (!ctx.mesh || ctx.mesh->has_name(axis)) return {axis};
+  if (auto comps = flattened_components(axis, ctx)) return *comps;
+  throw_no_axis(axis, ctx);
 }
 
 // Builds the asserted global type (spec §8.1 steps 2-6): names checked
@@ -44,17 +104,30 @@ core::GlobalType asserted_type(
     const Ctx& ctx) {
   core::GlobalType g;
   TensorType& t = g.local;
-  std::vector<std::pair<long, std::string>> shard_dims;
+  // (dim, the axis as written, the mesh axes it shards, outer to inner).
+  std::vector<std::tuple<long, std::string, std::vector<std::string>>>
+      shard_dims;
   for (const auto& [axis, type] : entries) {
-    if (ctx.mesh && !ctx.mesh->has_name(axis)) throw_no_axis(axis, ctx);
-    if (ctx.mesh && ctx.mesh->is_singleton(axis)) continue;
-    if (t.has(axis))
-      throw_usage("assert_type: axis '" + axis + "' is given twice");
+    // A flattened axis (dp_cp) stands for its components (dp, cp).
+    std::vector<std::string> comps = resolve_annotation_axis(axis, ctx);
+    if (ctx.mesh)
+      comps.erase(std::remove_if(comps.begin(), comps.end(),
+                                 [&](const std::string& c) {
+                                   return ctx.mesh->is_singleton(c);
+                                 }),
+                  comps.end());
+    if (comps.empty()) continue;
+    for (const std::string& c : comps)
+      if (t.has(c))
+        throw_usage(
+            "assert_type: axis '" + c + "' is given twice" +
+            (c == axis ? "" : " (through the flattened axis " + axis + ")"));
     PerAxisType local = type;
     if (type.is_shard()) {
       core::Result<PerAxisType> r = core::resolve_shard_dim(type, x.dim());
       if (!r.ok()) throw_with_context(r.error(), "");
-      for (const auto& [dim, other] : shard_dims) {
+      for (const auto& [dim, other, unused] : shard_dims) {
+        (void)unused;
         if (dim == r.value().dim)
           throw_type(
               "assert_type: tensor dim " + std::to_string(dim) +
@@ -65,15 +138,17 @@ core::GlobalType asserted_type(
               "with the entry {" +
               other + ", " + axis + "}, or annotate V");
       }
-      shard_dims.emplace_back(r.value().dim, axis);
+      shard_dims.emplace_back(r.value().dim, axis, comps);
       local = type.local();
     }
-    t.set(axis, local);
+    for (const std::string& c : comps) t.set(c, local);
   }
   if (!shard_dims.empty()) {
     core::PartitionSpec spec = core::PartitionSpec::none(x.dim());
-    for (const auto& [dim, axis] : shard_dims)
-      spec = spec.with_innermost(dim, axis);
+    for (const auto& [dim, unused, comps] : shard_dims) {
+      (void)unused;
+      for (const std::string& c : comps) spec = spec.with_innermost(dim, c);
+    }
     g.spec = std::move(spec);
   }
   return g;
@@ -105,13 +180,6 @@ void assert_on(const at::Tensor& x, const core::GlobalType& asserted,
   stamp_global(x, r.value());
 }
 
-void assert_on(const at::Tensor& x, const TensorType& asserted,
-               const std::string& what, const Ctx& ctx) {
-  core::GlobalType g;
-  g.local = asserted;
-  assert_on(x, g, what, ctx);
-}
-
 std::vector<std::pair<std::string, PerAxisType>> entries_of(
     std::initializer_list<AxisType> type) {
   std::vector<std::pair<std::string, PerAxisType>> entries;
@@ -135,15 +203,65 @@ const at::Tensor& assert_entries(const at::Tensor& x,
     if (a.axis == nullptr) throw_usage(what + ": an axis has no name");
     entries.emplace_back(a.axis, a.type);
   }
-  assert_on(x, asserted_map(x, entries, ctx), what, ctx);
+  assert_on(x, asserted_type(x, entries, ctx), what,
+            ctx);  // S(i) keeps its dim
   return x;
+}
+
+const at::Tensor& assert_like(const at::Tensor& t, const at::Tensor& src,
+                              std::initializer_list<AxisType> overrides,
+                              bool with_spec) {
+  ThreadState* st = active_state();
+  if (st == nullptr) return t;
+  const Ctx& ctx = current_ctx(*st);
+  const core::GlobalType over = asserted_type(t, entries_of(overrides), ctx);
+  core::GlobalType g;
+  g.local = get_type(src);
+  for (const auto& [axis, ty] : over.local.map()) g.local.set(axis, ty);
+  // The source's shard dims, less the overridden axes (spec §8.2).
+  ShardRef s = with_spec ? shards_of(src) : nullptr;
+  if (s != nullptr && s->spec) {
+    core::PartitionSpec spec = *s->spec;
+    for (const auto& entry : over.local.map()) spec = spec.without(entry.first);
+    if (!spec.all_none()) {
+      if (spec.rank() != t.dim())
+        throw_type("assert_type_like: the source's " + spec.to_string() +
+                   " has " + std::to_string(spec.rank()) +
+                   " entries but the tensor has ndim " +
+                   std::to_string(t.dim()) +
+                   "; use spmd::assert_local_type_like (no PartitionSpec) "
+                   "and give the shard dims with S(i) overrides");
+      g.spec = std::move(spec);
+    }
+  }
+  if (s != nullptr)
+    for (const std::string& a : s->unknown)
+      if (!over.local.has(a)) g.unknown_shards.insert(a);
+  if (over.spec) {
+    if (!g.spec) g.spec = core::PartitionSpec::none(t.dim());
+    for (long d = 0; d < over.spec->rank(); ++d)
+      for (const std::string& a : over.spec->entry(d))
+        g.spec = g.spec->with_innermost(d, a);
+  }
+  assert_on(t, g, "assert_type_like", ctx);
+  return t;
 }
 
 const at::Tensor& mutate_axes(
     const at::Tensor& x,
     const std::vector<std::tuple<std::string, PerAxisType, PerAxisType>>& ups) {
   TypeRef cur = type_of(x);
-  TensorType t = cur ? *cur : TensorType();
+  if (cur == nullptr) {  // spec §8.2: it overwrites an existing type
+    core::TypeError e;
+    e.kind = core::ErrorKind::SpmdTypeError;
+    e.message =
+        "mutate_type: the tensor has no SPMD type; mutate_type changes the "
+        "type of an already-typed tensor";
+    e.fix = "annotate it first with spmd::assert_type";
+    throw_with_context(
+        e, "  In mutate_type(\n    x: " + describe_tensor(x) + ",\n  )");
+  }
+  TensorType t = *cur;
   for (const auto& [axis, src, dst] : ups) {
     core::Result<TensorType> r = core::mutate_type(t, axis, src, dst);
     if (!r.ok())
@@ -151,7 +269,28 @@ const at::Tensor& mutate_axes(
                                         describe_tensor(x) + ",\n  )");
     t = r.value();
   }
-  stamp(x, intern(t));
+  // The shard dims of axes that stay V are kept (spec §12.1: only V axes
+  // are in a PartitionSpec).
+  ShardRef s = shards_of(x);
+  if (s == nullptr) {
+    stamp(x, intern(t));
+    return x;
+  }
+  core::GlobalType g;
+  g.local = t;
+  auto still_v = [&](const std::string& a) {
+    std::optional<PerAxisType> ty = t.get(a);
+    return ty && ty->local() == spmd::types::V;
+  };
+  if (s->spec) {
+    core::PartitionSpec spec = *s->spec;
+    for (const std::string& a : s->spec->axes())
+      if (!still_v(a)) spec = spec.without(a);
+    if (!spec.all_none()) g.spec = std::move(spec);
+  }
+  for (const std::string& a : s->unknown)
+    if (still_v(a)) g.unknown_shards.insert(a);
+  stamp_global(x, g);
   return x;
 }
 
@@ -181,14 +320,8 @@ at::Tensor typed_scalar(const at::Scalar& value,
 
 const at::Tensor& assert_type_like(const at::Tensor& t, const at::Tensor& src,
                                    std::initializer_list<AxisType> overrides) {
-  ThreadState* st = active_state();
-  if (st == nullptr) return t;
-  const Ctx& ctx = current_ctx(*st);
-  TensorType type = get_type(src);
-  TensorType over = asserted_map(t, entries_of(overrides), ctx);
-  for (const auto& [axis, ty] : over.map()) type.set(axis, ty);
-  assert_on(t, type, "assert_type_like", ctx);
-  return t;
+  // Global mode copies the source's PartitionSpec too (spec §8.2).
+  return assert_like(t, src, overrides, is_global_mode());
 }
 
 const at::Tensor& mutate_type(const at::Tensor& x, const Axis& axis,
@@ -299,9 +432,12 @@ const at::Tensor& assert_type(const at::Tensor& x,
   // Normalise the spec against the current mesh (§12.1).
   std::vector<core::RawSpecEntry> raw;
   for (const core::SpecEntry& e : spec.entries()) {
+    std::vector<std::string> axes;  // flattened axes expanded
     for (const std::string& a : e)
-      if (ctx.mesh && !ctx.mesh->has_name(a)) throw_no_axis(a, ctx);
-    raw.emplace_back(e.empty() ? core::RawSpecEntry() : core::RawSpecEntry(e));
+      for (const std::string& c : resolve_annotation_axis(a, ctx))
+        axes.push_back(c);
+    raw.emplace_back(e.empty() ? core::RawSpecEntry()
+                               : core::RawSpecEntry(axes));
   }
   core::Result<core::PartitionSpec> norm =
       core::PartitionSpec::normalize(raw, [&](std::string_view a) {

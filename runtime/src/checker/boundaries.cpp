@@ -161,7 +161,7 @@ const at::Tensor& mutate_type(const at::Tensor& x,
 const at::Tensor& assert_local_type_like(
     const at::Tensor& t, const at::Tensor& src,
     std::initializer_list<AxisType> overrides) {
-  return checker::assert_type_like(t, src, overrides);
+  return checker::internal::assert_like(t, src, overrides, /*with_spec=*/false);
 }
 
 // ---------------------------------------------------------------- Scalar --

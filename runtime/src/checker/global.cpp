@@ -5,8 +5,10 @@
 // ATen call (tensor operands, dims, sizes, equation, ...) into their inputs.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <spmd/core/mesh_region.h>
 #include <spmd/errors.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "internal.h"
@@ -133,8 +135,35 @@ struct Operands {
   std::vector<Mutated> mutated;
 };
 
+// The cross-mesh lift of spec §6.2 for a global type: an operand typed on
+// another mesh of the World is re-expressed on the current mesh's axes with
+// its PartitionSpec remapped (§10.3 step 5). Left as it is when it has no
+// foreign axis or its map cannot be lifted (the local rule then reports
+// why); a map that lifts with a spec that does not is an SpmdTypeError.
+std::optional<core::GlobalType> lift_global(std::optional<core::GlobalType> g,
+                                            const OpEntry& e, std::size_t i,
+                                            const Ctx& ctx) {
+  if (!g || !ctx.inference.axis_table || !ctx.inference.mesh_axes) return g;
+  const std::vector<std::string>& mesh = *ctx.inference.mesh_axes;
+  bool foreign = false;
+  for (const auto& entry : g->local.map())
+    foreign |= std::find(mesh.begin(), mesh.end(), entry.first) == mesh.end();
+  if (!foreign) return g;
+  core::Result<core::GlobalType> r = core::reinterpret_mesh_global(
+      *g, std::nullopt, mesh, *ctx.inference.axis_table);
+  if (r.ok()) return r.value();
+  if (core::reinterpret_mesh(g->local, mesh, *ctx.inference.axis_table).ok()) {
+    core::TypeError err = r.error();
+    err.message = e.qualified + ": args[" + std::to_string(i) +
+                  "] cannot be auto-reinterpreted to the current mesh. " +
+                  err.message;
+    throw_with_context(err, mesh_suffix(ctx));
+  }
+  return g;
+}
+
 void add_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
-                Operands& out) {
+                const Ctx& ctx, Operands& out) {
   if (!t.defined()) return;
   if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
     if (e.tensor_position[i])
@@ -146,14 +175,16 @@ void add_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
   if (role != ArgRole::Input) out.mutated.push_back({t, g, t.requires_grad()});
   if (role != ArgRole::Out)
     out.list.push_back(core::GlobalOperand::tensor(
-        g, core::Shape::of(t.sizes().vec()), int(i)));
+        lift_global(g, e, i, ctx), core::Shape::of(t.sizes().vec()), int(i)));
 }
 
-Operands collect(const OpEntry& e, const c10::IValue* args) {
+Operands collect(const OpEntry& e, const c10::IValue* args, const Ctx& ctx) {
   Operands out;
   for_each_operand(
       e, args,
-      [&](std::size_t i, const at::Tensor& t) { add_tensor(e, i, t, out); },
+      [&](std::size_t i, const at::Tensor& t) {
+        add_tensor(e, i, t, ctx, out);
+      },
       [&](std::size_t i) {
         out.list.push_back(core::GlobalOperand::weak_scalar(int(i)));
       });
@@ -262,7 +293,7 @@ void typecheck_global(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
                       torch::jit::Stack* stack, const OpEntry& e,
                       const Ctx& ctx, ThreadState& st) {
   const c10::IValue* args = stack->data() + (stack->size() - e.num_args);
-  Operands ops = collect(e, args);
+  Operands ops = collect(e, args, ctx);
   const std::string name = rule_name(e);
   core::ShardingArgs sargs = sharding_args(op.schema(), args, e.num_args,
                                            core::canonical_op_name(name));
@@ -307,8 +338,14 @@ bool collective_global(const Ctx& ctx, const core::CollectiveCall& call,
                        const at::Tensor& input, const at::Tensor& output) {
   if (!ctx.is_global) return false;
   std::optional<core::GlobalType> in = global_of(input);
+  // A flattened collective axis (dp_cp) acts on the tensor's sub-axes.
+  std::vector<std::string> resolved{std::string(axis)};
+  if (in && ctx.inference.axis_table)
+    if (auto subs = core::resolve_collective_axes(axis, in->local,
+                                                  *ctx.inference.axis_table))
+      resolved = *subs;
   core::Result<core::GlobalType> r = core::transfer_global(
-      call, in, axis, {std::string(axis)}, core::Shape::of(input.sizes().vec()),
+      call, in, axis, resolved, core::Shape::of(input.sizes().vec()),
       ctx.global, axis_is_singleton);
   if (!r.ok()) {
     std::string context =

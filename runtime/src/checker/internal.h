@@ -263,6 +263,13 @@ spmd::detail::CollectiveHook& collective_hook();
 void install_backward_check();
 /// The loss check of spec §6.15 (throws SpmdTypeError).
 void check_loss_impl(const at::Tensor& loss, const ThreadState& st);
+/// assert_type_like (spec §8.2): `src`'s type map with `overrides` on top
+/// and, when `with_spec`, `src`'s PartitionSpec less the overridden axes
+/// (plus the shard dims of S(i) overrides), asserted on `t`. Throws
+/// SpmdTypeError when the copied spec does not fit `t`'s ndim.
+const at::Tensor& assert_like(const at::Tensor& t, const at::Tensor& src,
+                              std::initializer_list<AxisType> overrides,
+                              bool with_spec);
 /// Applies (axis, src, dst) type updates to `x` all at once (spec §8.2):
 /// validated first, so `x` keeps its type on error (SpmdTypeError with the
 /// mutate_type context).

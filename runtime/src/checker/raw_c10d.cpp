@@ -6,13 +6,14 @@
 // outputs (which the caller pre-annotates) are validated, and the in-place
 // all_reduce turns P into R. The other collectives are refused with "use the
 // spmd wrapper". Backend objects called directly bypass the dispatcher and
-// are not seen. A Work's wait() is not seen either: Gloo's
-// reduce_scatter_single finishes there with ATen ops on untyped buffers,
-// so under a strict checker wait for it inside a NoTypecheckGuard.
+// are not seen. The Work a collective returns is wrapped so that its wait()
+// runs with checking paused: Gloo's reduce_scatter_single finishes there
+// with ATen ops on untyped buffers.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <string>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
 #include "internal.h"
@@ -60,15 +61,80 @@ bool is_untyped_op(std::string_view op) {
   return op == "c10d::barrier" || op == "c10d::monitored_barrier_";
 }
 
+// A collective's Work whose wait() runs with checking paused: a backend may
+// finish the collective inside wait() with ATen ops on its own untyped
+// buffers (Gloo's reduce_scatter_single does), which a strict checker would
+// reject; those ops are not part of the typed program. Everything else is
+// forwarded to the backend's Work.
+class UntypedWaitWork : public c10d::Work {
+ public:
+  explicit UntypedWaitWork(c10::intrusive_ptr<c10d::Work> inner)
+      : c10d::Work(-1, inner->retrieveOpType()), inner_(std::move(inner)) {}
+  bool isCompleted() override { return inner_->isCompleted(); }
+  bool isSuccess() const override { return inner_->isSuccess(); }
+  std::exception_ptr exception() const override { return inner_->exception(); }
+  int sourceRank() const override { return inner_->sourceRank(); }
+  std::vector<at::Tensor> result() override { return inner_->result(); }
+  void synchronize() override {
+    NoTypecheckGuard paused;
+    c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
+    inner_->synchronize();
+  }
+  bool wait(std::chrono::milliseconds timeout) override {
+    NoTypecheckGuard paused;
+    c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
+    return inner_->wait(timeout);
+  }
+  void blockCurrentStream() override { inner_->blockCurrentStream(); }
+  void abort() override { inner_->abort(); }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override {
+    return inner_->getFuture();
+  }
+  c10::intrusive_ptr<c10::ivalue::Future> getFutureResult() override {
+    return inner_->getFutureResult();
+  }
+  float getDuration() const override { return inner_->getDuration(); }
+  uint64_t getSequencenumber() const override {
+    return inner_->getSequencenumber();
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> inner_;
+};
+
+// Replaces every Work among the op's outputs by an UntypedWaitWork.
+void wrap_works(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& returns = op.schema().returns();
+  if (stack->size() < returns.size()) return;
+  c10::IValue* out = stack->data() + (stack->size() - returns.size());
+  for (std::size_t i = 0; i < returns.size(); ++i) {
+    c10::IValue& v = out[i];
+    if (!v.isCustomClass()) continue;
+    auto cls = v.type()->cast<c10::ClassType>();
+    if (!cls ||
+        cls != c10::getCustomClassType<c10::intrusive_ptr<c10d::Work>>())
+      continue;
+    auto work = v.toCustomClass<c10d::Work>();
+    if (!work || dynamic_cast<UntypedWaitWork*>(work.get()) != nullptr)
+      continue;
+    v = c10::IValue(c10::intrusive_ptr<c10d::Work>(
+        c10::make_intrusive<UntypedWaitWork>(std::move(work))));
+  }
+}
+
 // Runs the collective with checking paused. Pausing (not only excluding the
 // mode key) matters: a backend may restore a thread-local state captured
 // earlier while it works (Gloo's reduce_scatter does), which re-includes the
-// key; a paused checker still leaves its internal ops untyped.
+// key; a paused checker still leaves its internal ops untyped. The Work it
+// returns waits with checking paused too.
 void run_untyped(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
                  torch::jit::Stack* stack) {
-  NoTypecheckGuard paused;
-  c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
-  op.redispatchBoxed(ks.remove(kModeKey), stack);
+  {
+    NoTypecheckGuard paused;
+    c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
+    op.redispatchBoxed(ks.remove(kModeKey), stack);
+  }
+  wrap_works(op, stack);
 }
 
 [[noreturn]] void fail(core::ErrorKind kind, std::string message,

@@ -281,6 +281,76 @@ MUTANTS = [
          desc="the size-1 bypass tests the dp group: on a data-parallel "
               "run of size 1 the tp partial sum is returned unreduced",
          typeable=True, expected="caught"),
+    # ---- added with issue 11: the ten of corpus_global/mutants.py, with
+    # their local-mode outcomes (the collectives on a shard and the wrong
+    # shard dims need global mode) ----
+    dict(id="qkv_chunk_wrong_dim", file="model.cpp",
+         original="""    auto parts = qkv.chunk(3, /*dim=*/-1);""",
+         replacement="""    auto parts = qkv.chunk(3, /*dim=*/0);""",
+         desc="the fused QKV output split into q, k, v along the tokens "
+              "instead of the features",
+         typeable=False, expected="missed"),
+    dict(id="missing_copy_to_tp_qkv", file="linear.cpp",
+         original="""  const Tensor input_parallel = copy_to_tp_region(input);""",
+         replacement="""  const Tensor input_parallel = input;""",
+         at="""  return torch::linear(input_parallel, qkv_weight_, qkv_bias_);""",
+         desc="QKV projection without the copy-to-tp region (the gradient of "
+              "the attention input is not summed over tp)",
+         typeable=True, expected="caught"),
+    dict(id="double_reduce_mlp_holder", file="model.cpp",
+         original="""  return down_proj_(act);""",
+         replacement="""  return spmd::all_reduce(down_proj_(act), tp, P, I);""",
+         desc="the MLP reduces the output of its row-parallel down_proj, "
+              "which already reduced it (called through the holder)",
+         typeable=True, expected="caught"),
+    dict(id="sp_scatter_instead_of_gather", file="train.cpp",
+         original="""  auto h_full = spmd::all_gather(h, tp, S(0), R);""",
+         replacement="""  auto h_full = spmd::reduce_scatter(h, tp, P, S(0));""",
+         desc="reduce_scatter where the sequence-parallel input needs its "
+              "all_gather (a sequence shard is not a pending sum)",
+         typeable=True, expected="missed"),
+    dict(id="sp_gather_wrong_dim", file="train.cpp",
+         original="""  auto h_full = spmd::all_gather(h, tp, S(0), R);""",
+         replacement="""  auto h_full = spmd::all_gather(h, tp, S(-1), R);""",
+         desc="the sequence all_gather along the hidden dim (S(-1)) of an "
+              "activation sharded on the sequence (dim 0 of a rank-3 tensor)",
+         typeable=True, expected="missed"),
+    dict(id="sp_norm_grad_helper_dp_only", file="norm.cpp",
+         original="""  auto over_tp = spmd::all_reduce(grad, tp, P, R);""",
+         replacement="""  auto over_tp = grad;""",
+         at="""  return spmd::all_reduce(over_tp, dp, P, R);""",
+         desc="the sequence-parallel norm gradient helper sums over dp only "
+              "(the norm weights drift apart over tp)",
+         typeable=True, expected="caught"),
+    dict(id="column_gather_as_all_reduce", file="linear.cpp",
+         original="""    output = gather_from_tp_region(output, args_);""",
+         replacement="""    output = spmd::all_reduce(output, tp, P, I);""",
+         desc="gather_output implemented with all_reduce: the column-parallel "
+              "output is sharded on its features and needs all_gather",
+         typeable=True, expected="missed"),
+    dict(id="row_parallel_scatter_wrong_dim", file="linear.cpp",
+         original="""    input_parallel = spmd::convert(input, tp, I, S(-1));""",
+         replacement="""    input_parallel = spmd::convert(input, tp, I, S(0));""",
+         at="""  auto output_parallel = torch::linear(input_parallel, weight_);""",
+         desc="the whole input of a row-parallel layer split along the "
+              "tokens instead of the features (the contraction dim); the "
+              "input's rank is unknown, so global mode's linear cannot tell "
+              "S(0) from the last dim (there the wrong type shows at the "
+              "return)",
+         typeable=True, expected="missed"),
+    dict(id="ce_denominator_not_reduced", file="embedding.cpp",
+         original="""      spmd::all_reduce(spmd::reinterpret(local_sum_exp, tp, V, P), tp, P, I);""",
+         replacement="""      local_sum_exp;""",
+         at="""  return sum_exp.log() - target_logit;""",
+         desc="vocab-parallel cross-entropy with each rank's own softmax "
+              "denominator (sum of exp over its vocab slice only)",
+         typeable=True, expected="caught"),
+    dict(id="dp_reduce_on_tp_axis", file="train.cpp",
+         original="""  auto d_o = spmd::all_reduce(g_o, dp, P, R);""",
+         replacement="""  auto d_o = spmd::all_reduce(g_o, tp, P, R);""",
+         desc="the row-parallel weight's gradient reduced over the tp group "
+              "instead of dp (it is sharded on tp, not a pending sum there)",
+         typeable=True, expected="elsewhere"),
 ]
 
 EXPECTED_FALSE_ALARMS = [

@@ -30,14 +30,24 @@ Tensor VocabParallelEmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R)
   return spmd::all_reduce(partial, tp, P, I);
 }
 
+/// Each rank's maximum over its own slice of the vocabulary (keepdim): a
+/// local operation, so a local region (global mode would read max(-1) as a
+/// max over the whole sharded dim, which a pending sum cannot combine). Its
+/// last dim holds one entry per rank, to be gathered.
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(2))
+Tensor local_vocab_max(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& logits) {
+  return std::get<0>(logits.max(-1, /*keepdim=*/true)).detach();
+}
+
 SPMD_TYPE(dp = V, tp = I)
-Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1))
+Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(2))
                                         const Tensor& logits,
                                     SPMD_TYPE(dp = V, tp = R)
                                         const Tensor& targets,
                                     int64_t vocab_start, int64_t vocab_end) {
   // Subtract the global max for stability (no gradient flows through it).
-  auto local_max = std::get<0>(logits.max(-1, /*keepdim=*/true)).detach();
+  auto local_max = local_vocab_max(logits);
   auto all_max = spmd::all_gather(local_max, tp, S(-1), R);
   Tensor global_max, unused;
   std::tie(global_max, unused) = all_max.max(-1, /*keepdim=*/true);

@@ -178,7 +178,7 @@ TORCH_MODULE(VocabParallelEmbedding);
 
 /// Per-token cross-entropy of logits split on the vocabulary (last dim).
 SPMD_TYPE(dp = V, tp = I)
-Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1))
+Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(2))
                                         const Tensor& logits,
                                     SPMD_TYPE(dp = V, tp = R)
                                         const Tensor& targets,
@@ -228,7 +228,7 @@ TORCH_MODULE(LayerNorm);
 /// Norms under sequence parallelism: the tokens are split on tp, so every tp
 /// rank applies the weights to different tokens (R, gradient P on tp).
 SPMD_TYPE(dp = V, tp = S(0))
-Tensor sp_rms_norm(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x,
+Tensor sp_rms_norm(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(2)) const Tensor& x,
                    SPMD_TYPE(dp = R, tp = R) const Tensor& weight, double eps);
 
 SPMD_TYPE(dp = V, tp = S(0))
@@ -246,10 +246,10 @@ Tensor sync_sp_norm_grad(SPMD_TYPE(dp = P, tp = P) const Tensor& grad);
 /// One layer's KV cache of the local heads: [local_kv_heads, cached,
 /// head_dim], grown at every decoding step.
 struct KVCache {
-  SPMD_TYPE(dp = V, tp = S(0)) Tensor keys;
-  SPMD_TYPE(dp = V, tp = S(0)) Tensor values;
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) Tensor keys;
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) Tensor values;
   /// Appends this step's keys and values; returns the whole cache.
-  SPMD_TYPE(dp = V, tp = S(0))
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
   std::tuple<Tensor, Tensor> append(SPMD_TYPE(dp = V, tp = S(0))
                                         const Tensor& k,
                                     SPMD_TYPE(dp = V, tp = S(0))
@@ -260,10 +260,11 @@ struct KVCache {
 /// dim 0); `alibi_bias` holds the local heads' position biases.
 SPMD_TYPE(dp = V, tp = S(0))
 Tensor decode_attention(
-    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& q,
-    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& k_new,
-    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& v_new, KVCache& cache,
-    SPMD_TYPE(dp = V, tp = S(0)) std::optional<Tensor> alibi_bias);
+    SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& q,
+    SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& k_new,
+    SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& v_new,
+    KVCache& cache,
+    SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) std::optional<Tensor> alibi_bias);
 
 /// Self-attention with heads split on tp.
 class AttentionImpl : public torch::nn::Module {
@@ -356,7 +357,7 @@ class LlamaForCausalLM : public CausalLM {
 /// The parameters of one layer as the optimizer sees them.
 struct LayerParams {
   SPMD_TYPE(dp = R, tp = S(0)) Tensor qkv_w;
-  SPMD_TYPE(dp = R, tp = S(1)) Tensor o_w;
+  SPMD_TYPE(dp = R, tp = S(1), spmd::rank(2)) Tensor o_w;
   SPMD_TYPE(dp = R, tp = I) Tensor norm_w;
   SPMD_TYPE(dp = R, tp = R) Tensor sp_norm_w;
 };

@@ -23,7 +23,7 @@ std::tuple<Tensor, Tensor, Tensor> split_qkv(SPMD_TYPE(dp = V, tp = S(-1))
 
 }  // namespace
 
-SPMD_TYPE(dp = V, tp = S(0))
+SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
 std::tuple<Tensor, Tensor> KVCache::append(SPMD_TYPE(dp = V, tp = S(0))
                                                const Tensor& k,
                                            SPMD_TYPE(dp = V, tp = S(0))
@@ -35,10 +35,11 @@ std::tuple<Tensor, Tensor> KVCache::append(SPMD_TYPE(dp = V, tp = S(0))
 
 SPMD_TYPE(dp = V, tp = S(0))
 Tensor decode_attention(
-    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& q,
-    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& k_new,
-    SPMD_TYPE(dp = V, tp = S(0)) const Tensor& v_new, KVCache& cache,
-    SPMD_TYPE(dp = V, tp = S(0)) std::optional<Tensor> alibi_bias) {
+    SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& q,
+    SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& k_new,
+    SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& v_new,
+    KVCache& cache,
+    SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) std::optional<Tensor> alibi_bias) {
   Tensor k, v;
   std::tie(k, v) = cache.append(k_new, v_new);
   auto scores = torch::matmul(q, k.transpose(-2, -1));

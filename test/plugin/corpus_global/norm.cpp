@@ -28,7 +28,7 @@ Tensor LayerNormImpl::forward(SPMD_TYPE(dp = V, tp = I) const Tensor& x) {
 }
 
 SPMD_TYPE(dp = V, tp = S(0))
-Tensor sp_rms_norm(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x,
+Tensor sp_rms_norm(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(2)) const Tensor& x,
                    SPMD_TYPE(dp = R, tp = R) const Tensor& weight, double eps) {
   auto variance = x.pow(2).mean({-1}, /*keepdim=*/true);
   return x * (variance + eps).rsqrt() * weight;

@@ -80,7 +80,8 @@ Tensor train_step(CausalLM& model, LayerParams& params,
   // Column- and row-parallel weights: reduce over dp, then step.
   Tensor g_qkv = spmd::assert_type(grad_of(params.qkv_w), {dp = P, tp = V});
   sgd_update(params.qkv_w, all_reduce_dp_gradient(g_qkv), lr);
-  Tensor g_o = spmd::assert_type(grad_of(params.o_w), {dp = P, tp = V});
+  SPMD_TYPE(dp = P, tp = S(1), spmd::rank(2))
+  Tensor g_o = spmd::assert_type(grad_of(params.o_w), {dp = P, tp = S(1)});
   auto d_o = spmd::all_reduce(g_o, dp, P, R);
   params.o_w.sub_(d_o * lr);
 

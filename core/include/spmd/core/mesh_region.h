@@ -13,6 +13,7 @@
 #include <spmd/core/collectives.h>
 #include <spmd/core/error.h>
 #include <spmd/core/mesh_axis.h>
+#include <spmd/core/partition_spec.h>
 #include <spmd/core/tensor_type.h>
 
 #include <map>
@@ -67,6 +68,22 @@ Result<TensorType> reinterpret_mesh(const TensorType& src,
 Result<TensorType> reinterpret_mesh(const TensorType& src,
                                     const std::vector<std::string>& dst_axes,
                                     const AxisTable& table);
+
+/// reinterpret_mesh of a global type (spec §10.3 step 5): the type map as
+/// in the two forms above (`dst` a full map, or `dst_axes` names only when
+/// `dst` is nullopt) and the PartitionSpec remapped onto the destination
+/// axes. Each spec entry must split into consecutive segments, each exactly
+/// one matched source group in outer-to-inner order (an axis shared by both
+/// meshes is its own group); a segment is replaced by the group's
+/// destination axes, e.g. dense (dp) -> expert (edp, ep) where dp = edp x ep,
+/// (dp, cp) -> (dp_cp). Unknown shards move to the group's destination
+/// axes. Errors: those of reinterpret_mesh; SpmdTypeError when a spec axis
+/// has no counterpart (it is only part of a group, so no destination axis
+/// covers exactly its ranks), or a group's axes appear split over entries or
+/// out of order.
+Result<GlobalType> reinterpret_mesh_global(
+    const GlobalType& src, const std::optional<TensorType>& dst,
+    const std::vector<std::string>& dst_axes, const AxisTable& table);
 
 /// The cross-mesh lift of spec §6.2 for one operand: unchanged when every
 /// axis of `operand` is a mesh axis (by identity: an axis with another name
