@@ -71,15 +71,16 @@ std::vector<std::string> names_of(const std::vector<Side>& g) {
   return out;
 }
 
-// The shared part and the two-pointer walk of spec §10.3. `dst` carries
-// types in the full form and none in the axes-only form. The matched groups
-// go to `groups` when it is given.
-Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
-                        bool axes_only, const AxisTable& table,
-                        std::vector<Group>* groups = nullptr) {
-  std::vector<Side> src_rest;
-  TensorType out;
-  std::vector<bool> dst_used(dst.size(), false);
+// The shared part of spec §10.3: a source axis whose layout is a
+// destination axis keeps its type there (in the full form, the destination's
+// type must agree). The others are left in `src_rest`; `dst_used` marks the
+// destination axes taken.
+Status match_shared_axes(const TensorType& src, const std::vector<Side>& dst,
+                         const AxisTable& table, TensorType& out,
+                         std::vector<Group>* groups,
+                         std::vector<Side>& src_rest,
+                         std::vector<bool>& dst_used) {
+  dst_used.assign(dst.size(), false);
   for (const auto& [name, type] : src.map()) {
     Result<MeshAxis> layout = layout_of(name, table);
     if (!layout.ok()) return layout.error();
@@ -102,19 +103,15 @@ Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
     }
     if (!shared) src_rest.push_back({name, layout.value(), type});
   }
-  std::vector<Side> dst_rest;
-  for (std::size_t j = 0; j < dst.size(); ++j)
-    if (!dst_used[j]) dst_rest.push_back(dst[j]);
-  if (src_rest.empty()) return out;
-  if (dst_rest.empty()) {
-    if (axes_only)
-      return type_error("Operand has axes " + group_text(src_rest) +
-                        " not in the destination mesh and no destination "
-                        "axis to fold them into");
-    return type_error(
-        "Cross-mesh reinterpretation is incomplete: " + group_text(src_rest) +
-        " have no destination axes to map to");
-  }
+  return Ok{};
+}
+
+// The two-pointer walk of spec §10.3 over the axes that are not shared,
+// outermost first: groups of source and destination axes that cover the
+// same rank region map onto each other, with one local type per group.
+Status walk_groups(std::vector<Side> src_rest, std::vector<Side> dst_rest,
+                   bool axes_only, TensorType& out,
+                   std::vector<Group>* groups) {
   sort_outermost_first(src_rest);
   sort_outermost_first(dst_rest);
 
@@ -187,6 +184,39 @@ Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
     return type_error(
         "The source and destination meshes do not appear to be related "
         "(their axes do not group into equal rank regions)");
+  return Ok{};
+}
+
+// The shared part and the two-pointer walk of spec §10.3. `dst` carries
+// types in the full form and none in the axes-only form. The matched groups
+// go to `groups` when it is given.
+Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
+                        bool axes_only, const AxisTable& table,
+                        std::vector<Group>* groups = nullptr) {
+  TensorType out;
+  std::vector<Side> src_rest;
+  std::vector<bool> dst_used;
+  if (Status s =
+          match_shared_axes(src, dst, table, out, groups, src_rest, dst_used);
+      !s.ok())
+    return s.error();
+  std::vector<Side> dst_rest;
+  for (std::size_t j = 0; j < dst.size(); ++j)
+    if (!dst_used[j]) dst_rest.push_back(dst[j]);
+  if (src_rest.empty()) return out;
+  if (dst_rest.empty()) {
+    if (axes_only)
+      return type_error("Operand has axes " + group_text(src_rest) +
+                        " not in the destination mesh and no destination "
+                        "axis to fold them into");
+    return type_error(
+        "Cross-mesh reinterpretation is incomplete: " + group_text(src_rest) +
+        " have no destination axes to map to");
+  }
+  if (Status s = walk_groups(std::move(src_rest), std::move(dst_rest),
+                             axes_only, out, groups);
+      !s.ok())
+    return s.error();
   return out;
 }
 
