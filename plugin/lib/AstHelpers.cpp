@@ -24,6 +24,13 @@ bool isSpmdFunction(const FunctionDecl *FD) {
          NS->getParent()->getRedeclContext()->isTranslationUnit();
 }
 
+unsigned numWrittenArgs(const CallExpr *CE) {
+  unsigned N = CE->getNumArgs();
+  while (N > 0 && isa<CXXDefaultArgExpr>(CE->getArg(N - 1)))
+    --N;
+  return N;
+}
+
 bool TypeClassifier::isTensor(QualType T) {
   if (T.isNull())
     return false;

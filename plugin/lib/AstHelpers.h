@@ -23,6 +23,10 @@ bool isInTopNamespace(const clang::Decl *D, llvm::StringRef Name);
 /// Whether \p FD is `spmd::<name>` (the runtime's API).
 bool isSpmdFunction(const clang::FunctionDecl *FD);
 
+/// The arguments of \p CE written in the source: trailing default arguments
+/// (such as the runtime's `spmd::SourceLocation loc`) are not counted.
+unsigned numWrittenArgs(const clang::CallExpr *CE);
+
 /// at::Tensor / at::TensorBase (torch::Tensor is an alias) and classes
 /// derived from them are tensors; c10::Scalar and arithmetic types are plain
 /// numbers. Caches the answer per class.

@@ -306,7 +306,9 @@ Value Transfer::evalCall(const CallExpr *CE) {
             core::parse_collective(Callee->getName()))
       if (CE->getNumArgs() >= 2 && Types.isTensor(CE->getType()))
         return evalCollective(CE, *C);
-    if (Callee->getName() == "assert_type" && CE->getNumArgs() == 2)
+    // Only the written arguments: assert_type(x, {...}) also passes its
+    // defaulted spmd::SourceLocation.
+    if (Callee->getName() == "assert_type" && numWrittenArgs(CE) == 2)
       return evalAssertType(CE);
   }
 

@@ -754,44 +754,64 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
 }  // namespace
 
 at::Tensor all_reduce(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                      PerAxisType dst, const CollectiveOptions& options) {
+                      PerAxisType dst, const CollectiveOptions& options,
+                      SourceLocation loc) {
+  detail::CallSiteScope site("all_reduce", loc);
   return run(Collective::AllReduce, x, axis, src, dst, options);
 }
 at::Tensor all_gather(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                      PerAxisType dst, const CollectiveOptions& options) {
+                      PerAxisType dst, const CollectiveOptions& options,
+                      SourceLocation loc) {
+  detail::CallSiteScope site("all_gather", loc);
   return run(Collective::AllGather, x, axis, src, dst, options);
 }
 at::Tensor reduce_scatter(const at::Tensor& x, const Axis& axis,
                           PerAxisType src, PerAxisType dst,
-                          const CollectiveOptions& options) {
+                          const CollectiveOptions& options,
+                          SourceLocation loc) {
+  detail::CallSiteScope site("reduce_scatter", loc);
   return run(Collective::ReduceScatter, x, axis, src, dst, options);
 }
 at::Tensor all_to_all(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                      PerAxisType dst, const CollectiveOptions& options) {
+                      PerAxisType dst, const CollectiveOptions& options,
+                      SourceLocation loc) {
+  detail::CallSiteScope site("all_to_all", loc);
   return run(Collective::AllToAll, x, axis, src, dst, options);
 }
 at::Tensor convert(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                   PerAxisType dst, const CollectiveOptions& options) {
+                   PerAxisType dst, const CollectiveOptions& options,
+                   SourceLocation loc) {
+  detail::CallSiteScope site("convert", loc);
   return run(Collective::Convert, x, axis, src, dst, options);
 }
 at::Tensor reinterpret(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                       PerAxisType dst, const CollectiveOptions& options) {
+                       PerAxisType dst, const CollectiveOptions& options,
+                       SourceLocation loc) {
+  detail::CallSiteScope site("reinterpret", loc);
   return run(Collective::Reinterpret, x, axis, src, dst, options);
 }
 at::Tensor redistribute(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                        PerAxisType dst, const CollectiveOptions& options) {
+                        PerAxisType dst, const CollectiveOptions& options,
+                        SourceLocation loc) {
+  detail::CallSiteScope site("redistribute", loc);
   return run(Collective::Redistribute, x, axis, src, dst, options);
 }
 at::Tensor shard(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                 PerAxisType dst, const CollectiveOptions& options) {
+                 PerAxisType dst, const CollectiveOptions& options,
+                 SourceLocation loc) {
+  detail::CallSiteScope site("shard", loc);
   return run(Collective::Shard, x, axis, src, dst, options);
 }
 at::Tensor unshard(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                   PerAxisType dst, const CollectiveOptions& options) {
+                   PerAxisType dst, const CollectiveOptions& options,
+                   SourceLocation loc) {
+  detail::CallSiteScope site("unshard", loc);
   return run(Collective::Unshard, x, axis, src, dst, options);
 }
 at::Tensor invariant_to_replicate(const at::Tensor& x, const Axis& axis,
-                                  const CollectiveOptions& options) {
+                                  const CollectiveOptions& options,
+                                  SourceLocation loc) {
+  detail::CallSiteScope site("invariant_to_replicate", loc);
   const auto [src, dst] =
       *core::implied_types(Collective::InvariantToReplicate);
   return run(Collective::InvariantToReplicate, x, axis, src, dst, options);

@@ -95,23 +95,27 @@ auto no_typecheck(const BoundaryTypes& types, F&& body, Args&&... args) {
 /// skipped; S(i) is compared and stored as V. Errors: SpmdTypeError for a
 /// missing axis or another current type; `x` is unchanged on error.
 const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
-                              std::initializer_list<AxisType> dst);
+                              std::initializer_list<AxisType> dst,
+                              SourceLocation loc = SourceLocation::current());
 /// mutate_type with a map of expected sources: every axis of `src` must
 /// currently have its entry and becomes `dst`.
 const at::Tensor& mutate_type(const at::Tensor& x,
                               std::initializer_list<AxisType> src,
-                              PerAxisType dst);
+                              PerAxisType dst,
+                              SourceLocation loc = SourceLocation::current());
 /// mutate_type with two maps: they must name the same axes (else
 /// SpmdTypeError); each axis goes from its src entry to its dst entry.
 const at::Tensor& mutate_type(const at::Tensor& x,
                               std::initializer_list<AxisType> src,
-                              std::initializer_list<AxisType> dst);
+                              std::initializer_list<AxisType> dst,
+                              SourceLocation loc = SourceLocation::current());
 
 /// assert_type_like without the PartitionSpec (spec §8.2
 /// assert_local_type_like); in local mode the same as assert_type_like.
 const at::Tensor& assert_local_type_like(
     const at::Tensor& t, const at::Tensor& src,
-    std::initializer_list<AxisType> overrides = {});
+    std::initializer_list<AxisType> overrides = {},
+    SourceLocation loc = SourceLocation::current());
 
 /// A number with an explicit type map: the reference's Scalar(value, type)
 /// (spec §11). Arithmetic with another Scalar follows §11 inside a session

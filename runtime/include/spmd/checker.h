@@ -61,7 +61,8 @@ std::optional<PerAxisType> get_axis_type(const at::Tensor& x, const Axis& axis);
 /// Bare-type assertion (spec §8.1 form 3): `type` on every non-singleton axis
 /// of the current mesh. Throws SpmdTypeError without a current mesh. A no-op
 /// without a guard.
-const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type);
+const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type,
+                              SourceLocation loc = SourceLocation::current());
 
 /// assert_type with an explicit PartitionSpec (spec §8.1 form 1, §12.1):
 /// `type` holds R/I/V/P (no S(i) together with a spec), `spec` has one entry
@@ -71,7 +72,8 @@ const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type);
 /// only. A no-op without a guard. Throws SpmdTypeError.
 const at::Tensor& assert_type(const at::Tensor& x,
                               std::initializer_list<AxisType> type,
-                              const core::PartitionSpec& spec);
+                              const core::PartitionSpec& spec,
+                              SourceLocation loc = SourceLocation::current());
 
 /// The PartitionSpec stored beside `x` (spec §12.1 get_partition_spec), or
 /// nullopt when no axis is known to shard a dim of `x`. Works with or without
@@ -85,7 +87,8 @@ core::GlobalType get_global_type(const at::Tensor& x);
 
 /// assert_type applied to each tensor of `xs` (spec §8.1: lists).
 const std::vector<at::Tensor>& assert_type(
-    const std::vector<at::Tensor>& xs, std::initializer_list<AxisType> type);
+    const std::vector<at::Tensor>& xs, std::initializer_list<AxisType> type,
+    SourceLocation loc = SourceLocation::current());
 
 namespace checker {
 
@@ -108,8 +111,9 @@ struct TypecheckOptions {
   /// (§6.10), bare-type annotations and singleton axes. When unset and no
   /// enclosing guard set one, there is no current mesh.
   std::optional<std::vector<MeshAxisInfo>> mesh;
-  /// Log one line per typed op to stderr: op, input types, output type
-  /// (spec §5.2 tracing; lines whose types are all `{}` are suppressed).
+  /// Log one line per typed op to stderr: op, input types, output type and
+  /// the last spmd call site of the thread (spec §5.2 tracing; lines whose
+  /// types are all `{}` are suppressed).
   std::optional<bool> trace;
   /// Local (true, the default of the outermost guard) or global SPMD (false):
   /// the reference's `typecheck(local=...)` knob (spec §12.2). In global mode
@@ -231,25 +235,29 @@ at::Tensor typed_scalar(const at::Scalar& value,
 /// Returns t. Throws SpmdTypeError on a mismatch.
 const at::Tensor& assert_type_like(
     const at::Tensor& t, const at::Tensor& src,
-    std::initializer_list<AxisType> overrides = {});
+    std::initializer_list<AxisType> overrides = {},
+    SourceLocation loc = SourceLocation::current());
 
 /// Checked overwrite of the type on one axis (spec §8.2 mutate_type): the
 /// current type on `axis` must be local(src); it becomes local(dst).
 /// Singleton axes are skipped. Returns x. Throws SpmdTypeError.
 const at::Tensor& mutate_type(const at::Tensor& x, const Axis& axis,
-                              PerAxisType src, PerAxisType dst);
+                              PerAxisType src, PerAxisType dst,
+                              SourceLocation loc = SourceLocation::current());
 
 /// mutate_type without an axis: every axis currently on `x` must be `src`
 /// and becomes `dst`. Throws SpmdTypeError; `x` is unchanged on error.
 const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
-                              PerAxisType dst);
+                              PerAxisType dst,
+                              SourceLocation loc = SourceLocation::current());
 
 /// The loss check of spec §6.15 on `loss`'s tracked type (I and P allowed,
 /// R and V rejected with the fix, untyped rejected when strict). Throws
 /// SpmdTypeError. `loss.backward()` without a gradient performs this check
 /// by itself while a guard is alive; call this before
 /// torch::autograd::backward / grad, which bypass it.
-void check_loss(const at::Tensor& loss);
+void check_loss(const at::Tensor& loss,
+                SourceLocation loc = SourceLocation::current());
 
 /// `loss.backward(gradient)`: with no gradient, checks the loss first
 /// (spec §6.15); the backward pass itself runs untyped (spec §6.14).

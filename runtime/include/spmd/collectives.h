@@ -4,7 +4,10 @@
 // `axis`, `src` and `dst` by constant evaluation): every collective is
 //   at::Tensor f(const at::Tensor& x, const spmd::Axis& axis,
 //                spmd::PerAxisType src, spmd::PerAxisType dst,
-//                const spmd::CollectiveOptions& options = {});
+//                const spmd::CollectiveOptions& options = {},
+//                spmd::SourceLocation loc = spmd::SourceLocation::current());
+// `loc` is never written by callers: it names the caller's line in errors
+// (spmd/source_location.h), and the plugin ignores it.
 // `axis` is resolved through the current spmd::MeshGuard to a process group.
 // Semantics: spec §7 (per-rank forward, backward = dual collective).
 #ifndef SPMD_COLLECTIVES_H
@@ -13,6 +16,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 #include <spmd/annotations.h>
+#include <spmd/source_location.h>
 
 #include <cstdint>
 #include <memory>
@@ -47,27 +51,38 @@ struct CollectiveOptions {
 };
 
 at::Tensor all_reduce(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                      PerAxisType dst, const CollectiveOptions& options = {});
+                      PerAxisType dst, const CollectiveOptions& options = {},
+                      SourceLocation loc = SourceLocation::current());
 at::Tensor all_gather(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                      PerAxisType dst, const CollectiveOptions& options = {});
+                      PerAxisType dst, const CollectiveOptions& options = {},
+                      SourceLocation loc = SourceLocation::current());
 at::Tensor reduce_scatter(const at::Tensor& x, const Axis& axis,
                           PerAxisType src, PerAxisType dst,
-                          const CollectiveOptions& options = {});
+                          const CollectiveOptions& options = {},
+                          SourceLocation loc = SourceLocation::current());
 at::Tensor all_to_all(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                      PerAxisType dst, const CollectiveOptions& options = {});
+                      PerAxisType dst, const CollectiveOptions& options = {},
+                      SourceLocation loc = SourceLocation::current());
 at::Tensor convert(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                   PerAxisType dst, const CollectiveOptions& options = {});
+                   PerAxisType dst, const CollectiveOptions& options = {},
+                   SourceLocation loc = SourceLocation::current());
 at::Tensor reinterpret(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                       PerAxisType dst, const CollectiveOptions& options = {});
+                       PerAxisType dst, const CollectiveOptions& options = {},
+                       SourceLocation loc = SourceLocation::current());
 at::Tensor redistribute(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                        PerAxisType dst, const CollectiveOptions& options = {});
+                        PerAxisType dst, const CollectiveOptions& options = {},
+                        SourceLocation loc = SourceLocation::current());
 at::Tensor shard(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                 PerAxisType dst, const CollectiveOptions& options = {});
+                 PerAxisType dst, const CollectiveOptions& options = {},
+                 SourceLocation loc = SourceLocation::current());
 at::Tensor unshard(const at::Tensor& x, const Axis& axis, PerAxisType src,
-                   PerAxisType dst, const CollectiveOptions& options = {});
+                   PerAxisType dst, const CollectiveOptions& options = {},
+                   SourceLocation loc = SourceLocation::current());
 /// convert(I, R): the Megatron copy-to-tensor-parallel region.
-at::Tensor invariant_to_replicate(const at::Tensor& x, const Axis& axis,
-                                  const CollectiveOptions& options = {});
+at::Tensor invariant_to_replicate(
+    const at::Tensor& x, const Axis& axis,
+    const CollectiveOptions& options = {},
+    SourceLocation loc = SourceLocation::current());
 
 }  // namespace spmd
 

@@ -6,17 +6,21 @@
 #define SPMD_ERRORS_H
 
 #include <spmd/core/error.h>
+#include <spmd/source_location.h>
 
 #include <stdexcept>
 #include <string>
 
 namespace spmd {
 
-/// Base of every spmd-check runtime error.
+/// Base of every spmd-check runtime error. The message ends with the user's
+/// call site (spmd/source_location.h): "Called from <file>:<line>
+/// (spmd::<name>)" for an error raised inside an spmd:: call, else, under
+/// the checker, the last spmd:: call of the thread.
 class SpmdError : public std::runtime_error {
  public:
   SpmdError(core::ErrorKind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
+      : std::runtime_error(detail::with_call_site(message)), kind_(kind) {}
   core::ErrorKind kind() const { return kind_; }
 
  private:

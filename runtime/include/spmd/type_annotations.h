@@ -2,7 +2,11 @@
 //
 // CONTRACT (fixed; the plugin treats assert_type as a refinement point):
 //   const at::Tensor& assert_type(const at::Tensor& x,
-//                                 std::initializer_list<spmd::AxisType> type);
+//                                 std::initializer_list<spmd::AxisType> type,
+//                                 spmd::SourceLocation loc =
+//                                     spmd::SourceLocation::current());
+// (`loc` is never written: it names the caller's line in errors, and the
+// plugin counts only the arguments actually written.)
 // Spec §8. A runtime check only while a spmd::checker::TypecheckGuard is
 // alive; otherwise it returns x and does nothing else (one thread-local read).
 // Queries (spmd::get_type, spmd::has_type), the guards and the other
@@ -12,6 +16,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <spmd/annotations.h>
+#include <spmd/source_location.h>
 
 #include <initializer_list>
 
@@ -23,9 +28,11 @@ namespace spmd {
 /// asserted P becomes P, singleton mesh axes are dropped. Returns x.
 /// Throws spmd::SpmdTypeError on a mismatch, an out-of-bounds shard, two
 /// axes sharding one dim, or an axis not in the current mesh;
-/// spmd::UsageError for an axis given twice.
+/// spmd::UsageError for an axis given twice. Errors end with the caller's
+/// line (`loc`, spmd/source_location.h).
 const at::Tensor& assert_type(const at::Tensor& x,
-                              std::initializer_list<AxisType> type);
+                              std::initializer_list<AxisType> type,
+                              SourceLocation loc = SourceLocation::current());
 
 }  // namespace spmd
 

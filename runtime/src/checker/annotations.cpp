@@ -319,24 +319,30 @@ at::Tensor typed_scalar(const at::Scalar& value,
 }
 
 const at::Tensor& assert_type_like(const at::Tensor& t, const at::Tensor& src,
-                                   std::initializer_list<AxisType> overrides) {
+                                   std::initializer_list<AxisType> overrides,
+                                   SourceLocation loc) {
+  if (active_state() == nullptr) return t;
+  spmd::detail::CallSiteScope site("assert_type_like", loc);
   // Global mode copies the source's PartitionSpec too (spec §8.2).
   return assert_like(t, src, overrides, is_global_mode());
 }
 
 const at::Tensor& mutate_type(const at::Tensor& x, const Axis& axis,
-                              PerAxisType src, PerAxisType dst) {
+                              PerAxisType src, PerAxisType dst,
+                              SourceLocation loc) {
   ThreadState* st = active_state();
   if (st == nullptr) return x;
+  spmd::detail::CallSiteScope site("mutate_type", loc);
   const Ctx& ctx = current_ctx(*st);
   if (ctx.mesh && ctx.mesh->is_singleton(axis.name)) return x;
   return mutate_axes(x, {{axis.name, src, dst}});
 }
 
 const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
-                              PerAxisType dst) {
+                              PerAxisType dst, SourceLocation loc) {
   ThreadState* st = active_state();
   if (st == nullptr) return x;
+  spmd::detail::CallSiteScope site("mutate_type", loc);
   TypeRef cur = type_of(x);
   std::vector<std::tuple<std::string, PerAxisType, PerAxisType>> ups;
   if (cur)
@@ -345,9 +351,11 @@ const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
   return mutate_axes(x, ups);
 }
 
-void check_loss(const at::Tensor& loss) {
+void check_loss(const at::Tensor& loss, SourceLocation loc) {
   ThreadState* st = active_state();
-  if (st != nullptr) check_loss_impl(loss, *st);
+  if (st == nullptr) return;
+  spmd::detail::CallSiteScope site("check_loss", loc);
+  check_loss_impl(loss, *st);
 }
 
 void backward(const at::Tensor& loss, const at::Tensor& gradient) {
@@ -386,9 +394,11 @@ std::optional<PerAxisType> get_axis_type(const at::Tensor& x,
 }
 
 const at::Tensor& assert_type(const at::Tensor& x,
-                              std::initializer_list<AxisType> type) {
+                              std::initializer_list<AxisType> type,
+                              SourceLocation loc) {
   checker::internal::ThreadState* st = checker::internal::active_state();
   if (st == nullptr) return x;  // off means off: one thread-local read
+  detail::CallSiteScope site("assert_type", loc);
   const checker::internal::Ctx& ctx = checker::internal::current_ctx(*st);
   checker::internal::assert_on(x,
                                checker::internal::asserted_type(
@@ -397,9 +407,11 @@ const at::Tensor& assert_type(const at::Tensor& x,
   return x;
 }
 
-const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type) {
+const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type,
+                              SourceLocation loc) {
   checker::internal::ThreadState* st = checker::internal::active_state();
   if (st == nullptr) return x;
+  detail::CallSiteScope site("assert_type", loc);
   const checker::internal::Ctx& ctx = checker::internal::current_ctx(*st);
   if (!ctx.mesh)
     checker::internal::throw_type(
@@ -416,10 +428,12 @@ const at::Tensor& assert_type(const at::Tensor& x, PerAxisType type) {
 
 const at::Tensor& assert_type(const at::Tensor& x,
                               std::initializer_list<AxisType> type,
-                              const core::PartitionSpec& spec) {
+                              const core::PartitionSpec& spec,
+                              SourceLocation loc) {
   using namespace checker::internal;
   ThreadState* st = active_state();
   if (st == nullptr) return x;
+  detail::CallSiteScope site("assert_type", loc);
   const Ctx& ctx = current_ctx(*st);
   if (!x.defined()) throw_usage("assert_type: the tensor is undefined");
   std::vector<std::pair<std::string, PerAxisType>> entries = entries_of(type);
@@ -473,9 +487,10 @@ core::GlobalType get_global_type(const at::Tensor& x) {
   return g ? *g : core::GlobalType();
 }
 
-const std::vector<at::Tensor>& assert_type(
-    const std::vector<at::Tensor>& xs, std::initializer_list<AxisType> type) {
-  for (const at::Tensor& x : xs) assert_type(x, type);
+const std::vector<at::Tensor>& assert_type(const std::vector<at::Tensor>& xs,
+                                           std::initializer_list<AxisType> type,
+                                           SourceLocation loc) {
+  for (const at::Tensor& x : xs) assert_type(x, type, loc);
   return xs;
 }
 

@@ -113,9 +113,11 @@ void stamp_boundary_outputs(const BoundaryTypes& types,
 }  // namespace detail
 
 const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
-                              std::initializer_list<AxisType> dst) {
+                              std::initializer_list<AxisType> dst,
+                              SourceLocation loc) {
   ThreadState* st = active_state();
   if (st == nullptr) return x;
+  detail::CallSiteScope site("mutate_type", loc);
   std::vector<std::tuple<std::string, PerAxisType, PerAxisType>> ups;
   for (const auto& [axis, d] : local_entries(dst, &current_ctx(*st)))
     ups.emplace_back(axis, src.local(), d);
@@ -124,9 +126,10 @@ const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
 
 const at::Tensor& mutate_type(const at::Tensor& x,
                               std::initializer_list<AxisType> src,
-                              PerAxisType dst) {
+                              PerAxisType dst, SourceLocation loc) {
   ThreadState* st = active_state();
   if (st == nullptr) return x;
+  detail::CallSiteScope site("mutate_type", loc);
   std::vector<std::tuple<std::string, PerAxisType, PerAxisType>> ups;
   for (const auto& [axis, s] : local_entries(src, &current_ctx(*st)))
     ups.emplace_back(axis, s, dst.local());
@@ -135,9 +138,11 @@ const at::Tensor& mutate_type(const at::Tensor& x,
 
 const at::Tensor& mutate_type(const at::Tensor& x,
                               std::initializer_list<AxisType> src,
-                              std::initializer_list<AxisType> dst) {
+                              std::initializer_list<AxisType> dst,
+                              SourceLocation loc) {
   ThreadState* st = active_state();
   if (st == nullptr) return x;
+  detail::CallSiteScope site("mutate_type", loc);
   const Ctx& ctx = current_ctx(*st);
   auto s = local_entries(src, &ctx);
   auto d = local_entries(dst, &ctx);
@@ -160,7 +165,9 @@ const at::Tensor& mutate_type(const at::Tensor& x,
 
 const at::Tensor& assert_local_type_like(
     const at::Tensor& t, const at::Tensor& src,
-    std::initializer_list<AxisType> overrides) {
+    std::initializer_list<AxisType> overrides, SourceLocation loc) {
+  if (checker::internal::active_state() == nullptr) return t;
+  spmd::detail::CallSiteScope site("assert_local_type_like", loc);
   return checker::internal::assert_like(t, src, overrides, /*with_spec=*/false);
 }
 

@@ -152,7 +152,11 @@ void trace_line(const OpEntry& e, const Collected& c, TypeRef out) {
     if (o.type && !o.type->empty()) all_empty = false;
   }
   if (all_empty) return;
-  std::cerr << s << ") -> " << out->to_string() << "\n";
+  // The spec's trace names the call site (§5.2); C++ knows the last spmd
+  // call's (spmd/source_location.h).
+  const std::string where = spmd::detail::last_call_site();
+  std::cerr << s << ") -> " << out->to_string()
+            << (where.empty() ? "" : "  [" + where + "]") << "\n";
 }
 
 void typecheck_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,

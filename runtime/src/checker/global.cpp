@@ -273,7 +273,9 @@ void trace_global(const OpEntry& e, const Operands& ops,
     first = false;
     s += o.type ? o.type->to_string() : "untyped";
   }
-  std::cerr << s << ") -> " << r.type.to_string() << "\n";
+  const std::string where = spmd::detail::last_call_site();
+  std::cerr << s << ") -> " << r.type.to_string()
+            << (where.empty() ? "" : "  [" + where + "]") << "\n";
   for (const std::string& note : r.notes)
     std::cerr << "  note: " << note << "\n";
 }

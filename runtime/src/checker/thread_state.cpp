@@ -117,6 +117,8 @@ TypecheckGuard::TypecheckGuard(TypecheckOptions options) : saved_(new Saved) {
   if (tls_state == nullptr) {
     tls_state = new ThreadState();
     saved_->created = true;
+    // "After spmd::..." lines name calls of this session only.
+    spmd::detail::reset_last_call_site();
   }
   ThreadState& st = *tls_state;
   saved_->strict = st.strict;
