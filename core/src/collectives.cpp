@@ -570,6 +570,8 @@ std::optional<CollectiveCall> route_redistribute(PerAxisType src,
   return std::nullopt;
 }
 
+// Long on purpose: the forward/backward pairs of spec §7.13 as one switch,
+// a case per collective and a line per pair, read side by side with the table.
 std::vector<CollectiveCall> backward_of(const CollectiveCall& call) {
   const PerAxisType src = call.src, dst = call.dst;
   const TypeKind s = base(src), d = base(dst);

@@ -71,15 +71,16 @@ std::vector<std::string> names_of(const std::vector<Side>& g) {
   return out;
 }
 
-// The shared part and the two-pointer walk of spec §10.3. `dst` carries
-// types in the full form and none in the axes-only form. The matched groups
-// go to `groups` when it is given.
-Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
-                        bool axes_only, const AxisTable& table,
-                        std::vector<Group>* groups = nullptr) {
-  std::vector<Side> src_rest;
-  TensorType out;
-  std::vector<bool> dst_used(dst.size(), false);
+// The shared part of spec §10.3: a source axis whose layout is a
+// destination axis keeps its type there (in the full form, the destination's
+// type must agree). The others are left in `src_rest`; `dst_used` marks the
+// destination axes taken.
+Status match_shared_axes(const TensorType& src, const std::vector<Side>& dst,
+                         const AxisTable& table, TensorType& out,
+                         std::vector<Group>* groups,
+                         std::vector<Side>& src_rest,
+                         std::vector<bool>& dst_used) {
+  dst_used.assign(dst.size(), false);
   for (const auto& [name, type] : src.map()) {
     Result<MeshAxis> layout = layout_of(name, table);
     if (!layout.ok()) return layout.error();
@@ -102,19 +103,15 @@ Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
     }
     if (!shared) src_rest.push_back({name, layout.value(), type});
   }
-  std::vector<Side> dst_rest;
-  for (std::size_t j = 0; j < dst.size(); ++j)
-    if (!dst_used[j]) dst_rest.push_back(dst[j]);
-  if (src_rest.empty()) return out;
-  if (dst_rest.empty()) {
-    if (axes_only)
-      return type_error("Operand has axes " + group_text(src_rest) +
-                        " not in the destination mesh and no destination "
-                        "axis to fold them into");
-    return type_error(
-        "Cross-mesh reinterpretation is incomplete: " + group_text(src_rest) +
-        " have no destination axes to map to");
-  }
+  return Ok{};
+}
+
+// The two-pointer walk of spec §10.3 over the axes that are not shared,
+// outermost first: groups of source and destination axes that cover the
+// same rank region map onto each other, with one local type per group.
+Status walk_groups(std::vector<Side> src_rest, std::vector<Side> dst_rest,
+                   bool axes_only, TensorType& out,
+                   std::vector<Group>* groups) {
   sort_outermost_first(src_rest);
   sort_outermost_first(dst_rest);
 
@@ -187,6 +184,39 @@ Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
     return type_error(
         "The source and destination meshes do not appear to be related "
         "(their axes do not group into equal rank regions)");
+  return Ok{};
+}
+
+// The shared part and the two-pointer walk of spec §10.3. `dst` carries
+// types in the full form and none in the axes-only form. The matched groups
+// go to `groups` when it is given.
+Result<TensorType> walk(const TensorType& src, std::vector<Side> dst,
+                        bool axes_only, const AxisTable& table,
+                        std::vector<Group>* groups = nullptr) {
+  TensorType out;
+  std::vector<Side> src_rest;
+  std::vector<bool> dst_used;
+  if (Status s =
+          match_shared_axes(src, dst, table, out, groups, src_rest, dst_used);
+      !s.ok())
+    return s.error();
+  std::vector<Side> dst_rest;
+  for (std::size_t j = 0; j < dst.size(); ++j)
+    if (!dst_used[j]) dst_rest.push_back(dst[j]);
+  if (src_rest.empty()) return out;
+  if (dst_rest.empty()) {
+    if (axes_only)
+      return type_error("Operand has axes " + group_text(src_rest) +
+                        " not in the destination mesh and no destination "
+                        "axis to fold them into");
+    return type_error(
+        "Cross-mesh reinterpretation is incomplete: " + group_text(src_rest) +
+        " have no destination axes to map to");
+  }
+  if (Status s = walk_groups(std::move(src_rest), std::move(dst_rest),
+                             axes_only, out, groups);
+      !s.ok())
+    return s.error();
   return out;
 }
 
@@ -419,6 +449,139 @@ Result<TensorType> lift_to_mesh(const TensorType& operand,
 
 // ---- hints (§9.5) -----------------------------------------------------------
 
+namespace {
+
+// The axes in play for a pair of operand axis sets: their axes and the
+// registered sub-axes of them.
+std::vector<std::string> hint_universe(const TensorType& a, const TensorType& b,
+                                       const AxisTable& table) {
+  std::vector<std::string> universe;
+  for (const auto& [name, layout] : table.entries()) {
+    bool relevant = a.has(name) || b.has(name);
+    for (const auto& n : a.axes())
+      relevant |= layout.is_proper_sub_axis_of(*table.find(n));
+    for (const auto& n : b.axes())
+      relevant |= layout.is_proper_sub_axis_of(*table.find(n));
+    if (relevant) universe.push_back(name);
+  }
+  return universe;
+}
+
+// (b) `sub` is a proper sub-axis of `super`: the operand typed `sub_type`
+// lacks the complement of `sub` in `super`, when one is registered.
+std::string sub_axis_hint(const std::string& sub, const std::string& super,
+                          const TensorType& sub_type,
+                          const std::vector<std::string>& universe,
+                          const AxisTable& table) {
+  const MeshAxis& s = *table.find(sub);
+  const MeshAxis& p = *table.find(super);
+  std::string complement;
+  for (const std::string& c : universe) {
+    const MeshAxis& m = *table.find(c);
+    if (m == s || !(m <= p) || !are_orthogonal({s, m})) continue;
+    Result<MeshAxis> f = flatten({s, m});
+    if (f.ok() && f.value() == p) {
+      complement = c;
+      break;
+    }
+  }
+  return sub + " is a sub-axis of " + super + " (ranks " + rank_set_text(s) +
+         " vs " + rank_set_text(p) + "), so the operand with axes " +
+         axes_text(sub_type.axes(), table) +
+         (complement.empty() ? " is missing some mesh axes."
+                             : " is missing axis " + complement + ".");
+}
+
+// (c) the non-shared regions of a and b partially overlap: the axes each
+// operand is missing, or nothing.
+std::optional<std::string> overlap_hint(
+    const TensorType& a, const TensorType& b,
+    const std::vector<std::string>& a_only,
+    const std::vector<std::string>& b_only,
+    const std::vector<std::string>& universe, const AxisTable& table) {
+  auto region = [&](const std::vector<std::string>& names)
+      -> std::optional<std::set<long>> {
+    std::vector<MeshAxis> axes;
+    for (const auto& n : names) axes.push_back(*table.find(n));
+    Result<MeshAxis> f = flatten(axes);
+    if (!f.ok()) return std::nullopt;
+    return f.value().rank_set();
+  };
+  auto ra = region(a_only), rb = region(b_only);
+  if (!ra || !rb || *ra == *rb) return std::nullopt;
+  bool overlap = false;
+  for (long r : *ra) overlap |= r != 0 && rb->count(r) != 0;
+  if (!overlap) return std::nullopt;
+  auto missing = [&](const TensorType& t) {
+    std::vector<std::string> m;
+    for (const std::string& c : universe) {
+      if (t.has(c)) continue;
+      bool ok = true;
+      for (const auto& n : t.axes())
+        ok &= are_orthogonal({*table.find(c), *table.find(n)});
+      if (ok) m.push_back(c);
+    }
+    return m;
+  };
+  std::vector<std::string> parts;
+  for (const TensorType* t : {&a, &b}) {
+    auto m = missing(*t);
+    if (m.empty()) continue;
+    std::string names;
+    for (const auto& n : m) names += (names.empty() ? "" : ", ") + n;
+    parts.push_back("the operand with axes " + axes_text(t->axes(), table) +
+                    " is missing " + names);
+  }
+  if (parts.empty()) return std::nullopt;
+  std::string msg = "The non-shared axes " + axes_text(a_only, table) +
+                    " and " + axes_text(b_only, table) + " partially overlap: ";
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    msg += (k ? "; " : "") + parts[k];
+  return msg + ".";
+}
+
+// The hints for one pair of distinct operand axis sets, in order: (a) they
+// are cross-mesh compatible; else (b) sub-axis relationships; else (c) a
+// partial overlap.
+void pair_hints(const TensorType& a, const TensorType& b,
+                const AxisTable& table, std::vector<std::string>& out) {
+  if (reinterpret_mesh(a, b, table).ok()) {
+    const TensorType& fine = a.size() >= b.size() ? a : b;
+    const TensorType& coarse = a.size() >= b.size() ? b : a;
+    out.push_back("The operand axes " + axes_text(coarse.axes(), table) +
+                  " and " + axes_text(fine.axes(), table) +
+                  " are cross-mesh compatible: use reinterpret_mesh to "
+                  "convert the operand with axes " +
+                  axes_text(coarse.axes(), table) + " to axes " +
+                  axes_text(fine.axes(), table) + " before this operation.");
+    return;
+  }
+  std::vector<std::string> a_only, b_only;
+  for (const auto& n : a.axes())
+    if (!b.has(n)) a_only.push_back(n);
+  for (const auto& n : b.axes())
+    if (!a.has(n)) b_only.push_back(n);
+  if (a_only.empty() || b_only.empty()) return;
+  const std::vector<std::string> universe = hint_universe(a, b, table);
+  bool found_sub = false;
+  for (const auto& x : a_only)
+    for (const auto& y : b_only) {
+      const MeshAxis &mx = *table.find(x), &my = *table.find(y);
+      if (mx.is_proper_sub_axis_of(my)) {
+        found_sub = true;
+        out.push_back(sub_axis_hint(x, y, a, universe, table));
+      } else if (my.is_proper_sub_axis_of(mx)) {
+        found_sub = true;
+        out.push_back(sub_axis_hint(y, x, b, universe, table));
+      }
+    }
+  if (found_sub) return;
+  if (auto h = overlap_hint(a, b, a_only, b_only, universe, table))
+    out.push_back(*h);
+}
+
+}  // namespace
+
 std::string axis_mismatch_hint(const std::vector<TensorType>& operands,
                                const AxisTable& table) {
   // Distinct axis sets, in operand order.
@@ -430,119 +593,12 @@ std::string axis_mismatch_hint(const std::vector<TensorType>& operands,
   for (const TensorType& t : sets)
     for (const std::string& n : t.axes())
       if (table.find(n) == nullptr) return "";  // no structure known
+  std::vector<std::string> hints;
+  for (std::size_t i = 0; i < sets.size(); ++i)
+    for (std::size_t j = i + 1; j < sets.size(); ++j)
+      pair_hints(sets[i], sets[j], table, hints);
   std::string out;
-  auto append = [&](const std::string& s) {
-    out += (out.empty() ? "" : " ") + s;
-  };
-  for (std::size_t i = 0; i < sets.size(); ++i) {
-    for (std::size_t j = i + 1; j < sets.size(); ++j) {
-      const TensorType &a = sets[i], &b = sets[j];
-      // (a) structurally compatible.
-      if (reinterpret_mesh(a, b, table).ok()) {
-        const TensorType& fine = a.size() >= b.size() ? a : b;
-        const TensorType& coarse = a.size() >= b.size() ? b : a;
-        append("The operand axes " + axes_text(coarse.axes(), table) + " and " +
-               axes_text(fine.axes(), table) +
-               " are cross-mesh compatible: use reinterpret_mesh to convert "
-               "the operand with axes " +
-               axes_text(coarse.axes(), table) + " to axes " +
-               axes_text(fine.axes(), table) + " before this operation.");
-        continue;
-      }
-      std::vector<std::string> a_only, b_only;
-      for (const auto& n : a.axes())
-        if (!b.has(n)) a_only.push_back(n);
-      for (const auto& n : b.axes())
-        if (!a.has(n)) b_only.push_back(n);
-      if (a_only.empty() || b_only.empty()) continue;
-      // The axes in play: operand axes and registered sub-axes of them.
-      std::vector<std::string> universe;
-      for (const auto& [name, layout] : table.entries()) {
-        bool relevant = a.has(name) || b.has(name);
-        for (const auto& n : a.axes())
-          relevant |= layout.is_proper_sub_axis_of(*table.find(n));
-        for (const auto& n : b.axes())
-          relevant |= layout.is_proper_sub_axis_of(*table.find(n));
-        if (relevant) universe.push_back(name);
-      }
-      // (b) sub-axis relationships.
-      bool found_sub = false;
-      auto sub_advice = [&](const std::string& sub, const std::string& super,
-                            const TensorType& sub_type) {
-        const MeshAxis& s = *table.find(sub);
-        const MeshAxis& p = *table.find(super);
-        std::string complement;
-        for (const std::string& c : universe) {
-          const MeshAxis& m = *table.find(c);
-          if (m == s || !(m <= p) || !are_orthogonal({s, m})) continue;
-          Result<MeshAxis> f = flatten({s, m});
-          if (f.ok() && f.value() == p) {
-            complement = c;
-            break;
-          }
-        }
-        append(sub + " is a sub-axis of " + super + " (ranks " +
-               rank_set_text(s) + " vs " + rank_set_text(p) +
-               "), so the operand with axes " +
-               axes_text(sub_type.axes(), table) +
-               (complement.empty() ? " is missing some mesh axes."
-                                   : " is missing axis " + complement + "."));
-      };
-      for (const auto& x : a_only)
-        for (const auto& y : b_only) {
-          const MeshAxis &mx = *table.find(x), &my = *table.find(y);
-          if (mx.is_proper_sub_axis_of(my)) {
-            found_sub = true;
-            sub_advice(x, y, a);
-          } else if (my.is_proper_sub_axis_of(mx)) {
-            found_sub = true;
-            sub_advice(y, x, b);
-          }
-        }
-      if (found_sub) continue;
-      // (c) partial overlap of the non-shared regions.
-      auto region = [&](const std::vector<std::string>& names)
-          -> std::optional<std::set<long>> {
-        std::vector<MeshAxis> axes;
-        for (const auto& n : names) axes.push_back(*table.find(n));
-        Result<MeshAxis> f = flatten(axes);
-        if (!f.ok()) return std::nullopt;
-        return f.value().rank_set();
-      };
-      auto ra = region(a_only), rb = region(b_only);
-      if (!ra || !rb || *ra == *rb) continue;
-      bool overlap = false;
-      for (long r : *ra) overlap |= r != 0 && rb->count(r) != 0;
-      if (!overlap) continue;
-      auto missing = [&](const TensorType& t) {
-        std::vector<std::string> m;
-        for (const std::string& c : universe) {
-          if (t.has(c)) continue;
-          bool ok = true;
-          for (const auto& n : t.axes())
-            ok &= are_orthogonal({*table.find(c), *table.find(n)});
-          if (ok) m.push_back(c);
-        }
-        return m;
-      };
-      std::vector<std::string> parts;
-      for (const TensorType* t : {&a, &b}) {
-        auto m = missing(*t);
-        if (m.empty()) continue;
-        std::string names;
-        for (const auto& n : m) names += (names.empty() ? "" : ", ") + n;
-        parts.push_back("the operand with axes " + axes_text(t->axes(), table) +
-                        " is missing " + names);
-      }
-      if (parts.empty()) continue;
-      std::string msg = "The non-shared axes " + axes_text(a_only, table) +
-                        " and " + axes_text(b_only, table) +
-                        " partially overlap: ";
-      for (std::size_t k = 0; k < parts.size(); ++k)
-        msg += (k ? "; " : "") + parts[k];
-      append(msg + ".");
-    }
-  }
+  for (const std::string& h : hints) out += (out.empty() ? "" : " ") + h;
   return out;
 }
 

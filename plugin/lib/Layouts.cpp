@@ -301,18 +301,19 @@ static std::string flagStem(llvm::StringRef N) {
   return N.lower();
 }
 
-std::optional<bool> LayoutTable::flagAtConstruction(const Expr *Site,
-                                                    const CXXRecordDecl *Impl,
-                                                    const FieldDecl *Flag,
-                                                    SourceLocation &Where) {
-  const CXXConstructorDecl *Ctor = nullptr;
-  llvm::SmallVector<const Expr *, 8> Args;
+/// Follows a construction site (through register_module, make_shared /
+/// make_unique, new and module holders) to the arguments the layer \p Impl
+/// is constructed with, and the constructor when it is named there.
+/// False when the site is not a construction the checker can follow.
+static bool layerConstruction(const Expr *Site, const CXXRecordDecl *Impl,
+                              const CXXConstructorDecl *&Ctor,
+                              llvm::SmallVectorImpl<const Expr *> &Args) {
   for (unsigned Hop = 0; Hop < 8 && Site; ++Hop) {
     const Expr *E = peel(Site);
     if (const auto *CE = dyn_cast<CallExpr>(E)) {
       const FunctionDecl *F = CE->getDirectCallee();
       if (!F || !F->getIdentifier())
-        return std::nullopt;
+        return false;
       llvm::StringRef N = F->getName();
       if (N == "register_module" && CE->getNumArgs() >= 2) {
         Site = CE->getArg(CE->getNumArgs() - 1);
@@ -320,9 +321,9 @@ std::optional<bool> LayoutTable::flagAtConstruction(const Expr *Site,
       }
       if ((N == "make_shared" || N == "make_unique") && F->isInStdNamespace()) {
         Args.append(CE->arg_begin(), CE->arg_end());
-        break;
+        return true;
       }
-      return std::nullopt;
+      return false;
     }
     if (const auto *NE = dyn_cast<CXXNewExpr>(E)) {
       Site = NE->getConstructExpr();
@@ -330,15 +331,15 @@ std::optional<bool> LayoutTable::flagAtConstruction(const Expr *Site,
     }
     const auto *CE = dyn_cast<CXXConstructExpr>(E);
     if (!CE)
-      return std::nullopt;
+      return false;
     const CXXRecordDecl *RD = CE->getType()->getAsCXXRecordDecl();
     if (RD && RD->getCanonicalDecl() == Impl->getCanonicalDecl()) {
       Ctor = CE->getConstructor();
       Args.append(CE->arg_begin(), CE->arg_end());
-      break;
+      return true;
     }
     if (!isHolderClass(RD))
-      return std::nullopt;
+      return false;
     if (CE->getNumArgs() == 1) {
       const CXXRecordDecl *ArgRD =
           CE->getArg(0)->getType().getNonReferenceType()->getAsCXXRecordDecl();
@@ -348,29 +349,51 @@ std::optional<bool> LayoutTable::flagAtConstruction(const Expr *Site,
         continue;
       }
       if (CE->getArg(0)->getType()->isNullPtrType())
-        return std::nullopt; // an empty holder
+        return false; // an empty holder
     }
     Args.append(CE->arg_begin(), CE->arg_end()); // forwarded to the layer
-    break;
+    return true;
   }
-  if (Args.empty() && !Ctor)
+  return false;
+}
+
+/// The layer's constructor a holder forwards \p NumArgs arguments to: the
+/// only one that takes this many, or null.
+static const CXXConstructorDecl *forwardedConstructor(const CXXRecordDecl *Impl,
+                                                      size_t NumArgs) {
+  const CXXConstructorDecl *Ctor = nullptr;
+  for (const CXXConstructorDecl *C : Impl->ctors()) {
+    if (C->isCopyOrMoveConstructor() || C->isDeleted())
+      continue;
+    if (NumArgs > C->getNumParams() || NumArgs < C->getMinRequiredArguments())
+      continue;
+    if (Ctor)
+      return nullptr; // ambiguous
+    Ctor = C;
+  }
+  return Ctor;
+}
+
+/// The constant \p E evaluates to as a condition, with its location.
+static std::optional<bool> constantFlag(const Expr *E, ASTContext &Ctx,
+                                        SourceLocation &Where) {
+  bool B;
+  if (!E || E->isValueDependent() || !E->EvaluateAsBooleanCondition(B, Ctx))
     return std::nullopt;
-  if (!Ctor) {
-    // The layer's constructor the holder forwards to: the only one that
-    // takes this many arguments.
-    for (const CXXConstructorDecl *C : Impl->ctors()) {
-      if (C->isCopyOrMoveConstructor() || C->isDeleted())
-        continue;
-      if (Args.size() > C->getNumParams() ||
-          Args.size() < C->getMinRequiredArguments())
-        continue;
-      if (Ctor)
-        return std::nullopt; // ambiguous
-      Ctor = C;
-    }
-    if (!Ctor)
-      return std::nullopt;
-  }
+  Where = E->getExprLoc();
+  return B;
+}
+
+std::optional<bool> LayoutTable::flagAtConstruction(const Expr *Site,
+                                                    const CXXRecordDecl *Impl,
+                                                    const FieldDecl *Flag,
+                                                    SourceLocation &Where) {
+  const CXXConstructorDecl *Ctor = nullptr;
+  llvm::SmallVector<const Expr *, 8> Args;
+  if (!layerConstruction(Site, Impl, Ctor, Args) || (Args.empty() && !Ctor))
+    return std::nullopt;
+  if (!Ctor && !(Ctor = forwardedConstructor(Impl, Args.size())))
+    return std::nullopt;
   // What the constructor stores in the flag: its member initializer when
   // the definition is visible, else the parameter named like the flag.
   const Expr *Stored = nullptr;
@@ -384,15 +407,8 @@ std::optional<bool> LayoutTable::flagAtConstruction(const Expr *Site,
   if (Stored) {
     const auto *DRE = dyn_cast<DeclRefExpr>(peel(Stored));
     Param = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
-    if (!Param) {
-      bool B;
-      if (!Stored->isValueDependent() &&
-          Stored->EvaluateAsBooleanCondition(B, Ctx)) {
-        Where = Stored->getExprLoc();
-        return B;
-      }
-      return std::nullopt;
-    }
+    if (!Param)
+      return constantFlag(Stored, Ctx, Where);
   } else if (!Def) {
     std::string Stem = flagStem(Flag->getName());
     for (const ParmVarDecl *P : Ctor->parameters())
@@ -402,20 +418,14 @@ std::optional<bool> LayoutTable::flagAtConstruction(const Expr *Site,
   }
   if (!Param)
     return std::nullopt;
+  // The argument for that parameter, or its default.
   unsigned J = Param->getFunctionScopeIndex();
-  const Expr *Arg = nullptr;
-  if (J < Args.size())
-    Arg = Args[J];
+  const Expr *Arg = J < Args.size() ? Args[J] : nullptr;
   if (Arg && isa<CXXDefaultArgExpr>(Arg))
     Arg = nullptr;
   if (!Arg && J < Ctor->getNumParams())
     Arg = Ctor->getParamDecl(J)->getDefaultArg();
-  bool B;
-  if (!Arg || Arg->isValueDependent() ||
-      !Arg->EvaluateAsBooleanCondition(B, Ctx))
-    return std::nullopt;
-  Where = Arg->getExprLoc();
-  return B;
+  return constantFlag(Arg, Ctx, Where);
 }
 
 namespace {
@@ -552,29 +562,77 @@ static bool sameType(const TypeAnnotation &A, const TypeAnnotation &B) {
   return true;
 }
 
-void LayoutTable::validate(DiagnosticsEngine &DE) {
-  auto Error = [&](SourceLocation Loc, const char *Fmt) {
-    return DE.Report(
-        Loc, DE.getDiagnosticIDs()->getCustomDiagID(DiagnosticIDs::Error, Fmt));
-  };
-  auto Note = [&](SourceLocation Loc, const char *Fmt) {
-    return DE.Report(
-        Loc, DE.getDiagnosticIDs()->getCustomDiagID(DiagnosticIDs::Note, Fmt));
-  };
-  auto FunctionOf = [](const Decl *D) -> const FunctionDecl * {
-    if (const auto *FD = dyn_cast<FunctionDecl>(D))
-      return FD;
-    if (const auto *P = dyn_cast<ParmVarDecl>(D))
-      return dyn_cast<FunctionDecl>(P->getDeclContext());
-    return nullptr;
-  };
+namespace {
 
-  // [[spmd::when]] / [[spmd::unless]]: on a method, naming a bool member.
+/// Custom diagnostics of the annotations' own checks (not analysis
+/// diagnostics: these are about how an annotation is written).
+DiagnosticBuilder report(DiagnosticsEngine &DE, DiagnosticIDs::Level L,
+                         SourceLocation Loc, const char *Fmt) {
+  return DE.Report(Loc, DE.getDiagnosticIDs()->getCustomDiagID(L, Fmt));
+}
+DiagnosticBuilder error(DiagnosticsEngine &DE, SourceLocation Loc,
+                        const char *Fmt) {
+  return report(DE, DiagnosticIDs::Error, Loc, Fmt);
+}
+DiagnosticBuilder note(DiagnosticsEngine &DE, SourceLocation Loc,
+                       const char *Fmt) {
+  return report(DE, DiagnosticIDs::Note, Loc, Fmt);
+}
+/// A warning, or an error under -Werror (custom diagnostics are not
+/// remapped by -W flags in Clang 19).
+DiagnosticBuilder warning(DiagnosticsEngine &DE, SourceLocation Loc,
+                          const char *Fmt) {
+  return report(DE,
+                DE.getWarningsAsErrors() ? DiagnosticIDs::Error
+                                         : DiagnosticIDs::Warning,
+                Loc, Fmt);
+}
+
+/// The function an annotated declaration belongs to (itself, or the
+/// function of a parameter).
+const FunctionDecl *functionOf(const Decl *D) {
+  if (const auto *FD = dyn_cast<FunctionDecl>(D))
+    return FD;
+  if (const auto *P = dyn_cast<ParmVarDecl>(D))
+    return dyn_cast<FunctionDecl>(P->getDeclContext());
+  return nullptr;
+}
+
+/// The parameter index of an annotated declaration, -1 for a function.
+int paramIndexOf(const Decl *D) {
+  if (const auto *P = dyn_cast<ParmVarDecl>(D))
+    return int(P->getFunctionScopeIndex());
+  return -1;
+}
+
+/// "result" or "parameter 'x'" (or "parameter #2" when it has no name).
+std::string slotName(const FunctionDecl *FD, int Param) {
+  if (Param < 0)
+    return "result";
+  const ParmVarDecl *P = FD->getParamDecl(Param);
+  return "parameter " + (P->getIdentifier() ? "'" + P->getName().str() + "'"
+                                            : "#" + std::to_string(Param + 1));
+}
+
+} // namespace
+
+void LayoutTable::validate(DiagnosticsEngine &DE) {
+  validateWhenPlacement(DE);
+  validateFlagCounts(DE);
+  validateOverrides(DE);
+  // Warnings: annotations that can have no effect, and redeclarations that
+  // disagree.
+  if (DE.getIgnoreAllWarnings())
+    return;
+  warnUntracked(DE);
+  warnRedeclarations(DE);
+}
+
+/// [[spmd::when]] / [[spmd::unless]]: on a method, naming a bool member.
+void LayoutTable::validateWhenPlacement(DiagnosticsEngine &DE) {
   for (const Decl *D : Table.whenDecls()) {
-    const FunctionDecl *FD = FunctionOf(D);
-    int Param = -1;
-    if (const auto *P = dyn_cast<ParmVarDecl>(D))
-      Param = int(P->getFunctionScopeIndex());
+    const FunctionDecl *FD = functionOf(D);
+    int Param = paramIndexOf(D);
     if (!FD || FD->isDependentContext())
       continue;
     // The annotations of this very declaration.
@@ -591,22 +649,28 @@ void LayoutTable::validate(DiagnosticsEngine &DE) {
     for (const WhenAnnotation &W : Ws) {
       const char *Attr = W.Value ? "spmd::when" : "spmd::unless";
       if (!MD || MD->isStatic()) {
-        Error(W.Type.Loc, "'%0' applies to non-static methods (the flag is a "
-                          "data member of the instance), but '%1' is not one")
+        error(DE, W.Type.Loc,
+              "'%0' applies to non-static methods (the flag is a "
+              "data member of the instance), but '%1' is not one")
             << Attr << FD->getQualifiedNameAsString();
         continue;
       }
       if (resolve(FD, W.Flag))
         continue;
       const FieldDecl *Any = findField(MD->getParent(), W.Flag);
-      Error(W.FlagLoc, "'%0' names '%1', which is not a bool data member of "
-                       "'%2'%3")
+      error(DE, W.FlagLoc,
+            "'%0' names '%1', which is not a bool data member of "
+            "'%2'%3")
           << Attr << W.Flag << MD->getParent()->getName()
           << (Any ? " (it has type '" +
                         Any->getType().getAsString(printing(Ctx)) + "')"
                   : std::string());
     }
   }
+}
+
+/// At most MaxFlags layout flags per method.
+void LayoutTable::validateFlagCounts(DiagnosticsEngine &DE) {
   for (const auto &Entry : Flags) {
     const FunctionDecl *FD = Entry.first;
     llvm::SmallVector<const FieldDecl *, 8> All;
@@ -620,54 +684,42 @@ void LayoutTable::validate(DiagnosticsEngine &DE) {
     for (unsigned I = 0; I < FD->getNumParams(); ++I)
       Count(Table.whensOf(FD, int(I)));
     if (All.size() > MaxFlags)
-      Error(FD->getLocation(), "'%0' depends on %1 layout flags; at most %2 "
-                               "are supported (its body is checked once per "
-                               "combination); the others are ignored")
+      error(DE, FD->getLocation(),
+            "'%0' depends on %1 layout flags; at most %2 "
+            "are supported (its body is checked once per "
+            "combination); the others are ignored")
           << FD->getQualifiedNameAsString() << unsigned(All.size()) << MaxFlags;
   }
+}
 
-  // An override keeps the types of the method it overrides.
+/// An override keeps the types of the method it overrides.
+void LayoutTable::validateOverrides(DiagnosticsEngine &DE) {
   for (const Decl *D : Table.typedDecls()) {
-    const FunctionDecl *FD = FunctionOf(D);
-    const auto *MD = dyn_cast_or_null<CXXMethodDecl>(FD);
+    const auto *MD = dyn_cast_or_null<CXXMethodDecl>(functionOf(D));
     const TypeAnnotation *Own = Table.ownType(D);
     if (!MD || !Own || MD->size_overridden_methods() == 0)
       continue;
-    int Param = -1;
-    if (const auto *P = dyn_cast<ParmVarDecl>(D))
-      Param = int(P->getFunctionScopeIndex());
+    int Param = paramIndexOf(D);
     for (const CXXMethodDecl *O : MD->overridden_methods()) {
       const TypeAnnotation *Base = baseType(Table, O, Param);
       if (!Base || sameType(*Own, *Base))
         continue;
-      std::string What =
-          Param < 0
-              ? std::string("result")
-              : "parameter " +
-                    (MD->getParamDecl(Param)->getIdentifier()
-                         ? "'" + MD->getParamDecl(Param)->getName().str() + "'"
-                         : "#" + std::to_string(Param + 1));
-      Error(Own->Loc, "the %0 of '%1' is declared %2, but the method it "
-                      "overrides, '%3', declares %4; an override must keep "
-                      "the types of the method it overrides (callers through "
-                      "the base class use those)")
-          << What << MD->getQualifiedNameAsString() << Own->str()
+      error(DE, Own->Loc,
+            "the %0 of '%1' is declared %2, but the method it "
+            "overrides, '%3', declares %4; an override must keep "
+            "the types of the method it overrides (callers through "
+            "the base class use those)")
+          << slotName(MD, Param) << MD->getQualifiedNameAsString() << Own->str()
           << O->getQualifiedNameAsString() << Base->str();
-      Note(Base->Loc, "'%0' declares %1 here")
+      note(DE, Base->Loc, "'%0' declares %1 here")
           << O->getQualifiedNameAsString() << Base->str();
     }
   }
+}
 
-  // An annotation that can have no effect: on a value the analysis does not
-  // track (not a tensor or a container of tensors).
-  if (DE.getIgnoreAllWarnings())
-    return;
-  auto Warn = [&](SourceLocation Loc, const char *Fmt) {
-    return DE.Report(Loc, DE.getDiagnosticIDs()->getCustomDiagID(
-                              DE.getWarningsAsErrors() ? DiagnosticIDs::Error
-                                                       : DiagnosticIDs::Warning,
-                              Fmt));
-  };
+/// An annotation that can have no effect: on a value the analysis does not
+/// track (not a tensor or a container of tensors).
+void LayoutTable::warnUntracked(DiagnosticsEngine &DE) {
   for (const Decl *D : Table.typedDecls()) {
     const TypeAnnotation *Own = Table.ownType(D);
     QualType T;
@@ -686,22 +738,23 @@ void LayoutTable::validate(DiagnosticsEngine &DE) {
     if (const auto *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
         RD && !RD->hasDefinition())
       continue;
-    Warn(Own->Loc, "'spmd::type' on %0 has no effect: its type '%1' is not a "
-                   "tensor or a container of tensors, which is all the checker "
-                   "tracks; remove the annotation")
+    warning(DE, Own->Loc,
+            "'spmd::type' on %0 has no effect: its type '%1' is not a "
+            "tensor or a container of tensors, which is all the checker "
+            "tracks; remove the annotation")
         << Name << T.getAsString(printing(Ctx));
   }
+}
 
-  // Redeclarations of a function that annotate its result or a parameter
-  // differently: which one a call sees depends on the declaration it names.
+/// Redeclarations of a function that annotate its result or a parameter
+/// differently: which one a call sees depends on the declaration it names.
+void LayoutTable::warnRedeclarations(DiagnosticsEngine &DE) {
   for (const Decl *D : Table.typedDecls()) {
-    const FunctionDecl *FD = FunctionOf(D);
+    const FunctionDecl *FD = functionOf(D);
     const TypeAnnotation *Own = Table.ownType(D);
     if (!FD || !Own)
       continue;
-    int Param = -1;
-    if (const auto *P = dyn_cast<ParmVarDecl>(D))
-      Param = int(P->getFunctionScopeIndex());
+    int Param = paramIndexOf(D);
     for (const FunctionDecl *Prev = FD->getPreviousDecl(); Prev;
          Prev = Prev->getPreviousDecl()) {
       if (Param >= int(Prev->getNumParams()))
@@ -713,20 +766,15 @@ void LayoutTable::validate(DiagnosticsEngine &DE) {
         continue;
       if (!sameType(*Own, *Earlier)) {
         std::string What =
-            Param < 0
-                ? std::string("the result")
-                : "parameter " +
-                      (FD->getParamDecl(Param)->getIdentifier()
-                           ? "'" + FD->getParamDecl(Param)->getName().str() +
-                                 "'"
-                           : "#" + std::to_string(Param + 1));
-        Warn(Own->Loc, "'spmd::type' on %0 of '%1' is %2 here but %3 on an "
-                       "earlier declaration; which one a call uses depends on "
-                       "the declaration it sees: make them agree, or annotate "
-                       "one declaration only")
+            Param < 0 ? std::string("the result") : slotName(FD, Param);
+        warning(DE, Own->Loc,
+                "'spmd::type' on %0 of '%1' is %2 here but %3 on an "
+                "earlier declaration; which one a call uses depends on "
+                "the declaration it sees: make them agree, or annotate "
+                "one declaration only")
             << What << FD->getQualifiedNameAsString() << Own->str()
             << Earlier->str();
-        Note(Earlier->Loc, "earlier annotation is here");
+        note(DE, Earlier->Loc, "earlier annotation is here");
       }
       break; // the earlier one was compared with its own predecessors
     }

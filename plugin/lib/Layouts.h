@@ -106,6 +106,12 @@ private:
                                          clang::SourceLocation &Where);
   void constructionSites(const clang::FieldDecl *Member,
                          llvm::SmallVectorImpl<const clang::Expr *> &Out);
+  // The steps of validate().
+  void validateWhenPlacement(clang::DiagnosticsEngine &DE);
+  void validateFlagCounts(clang::DiagnosticsEngine &DE);
+  void validateOverrides(clang::DiagnosticsEngine &DE);
+  void warnUntracked(clang::DiagnosticsEngine &DE);
+  void warnRedeclarations(clang::DiagnosticsEngine &DE);
 
   clang::ASTContext &Ctx;
   const AnnotationTable &Table;

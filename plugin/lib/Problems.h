@@ -39,6 +39,10 @@ enum class ProblemCode : uint8_t {
   MissingMeshAxis,   ///< an operand's declared type lacks a mesh axis
   Mismatch,          ///< a value differs from a declared type
   AssertMismatch,    ///< spmd::assert_type contradicts the known type
+  AssertShardDim,    ///< global mode: assert_type names another shard dim
+                     ///< (Expected S(k)) than the known one (Actual S(j))
+  RawC10d,           ///< a raw c10d collective (Call) on a typed tensor
+                     ///< (Subject): the group's axis is unknown
   PathConflict,      ///< paths disagree on a value's type
   UnknownUse,        ///< strict mode: a value of unknown type is used
   UnknownShard,      ///< strict global mode: a V whose shard dim (or rank)

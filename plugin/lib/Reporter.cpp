@@ -78,6 +78,19 @@ std::string writtenOpName(const CallExpr *CE, const SourceManager &SM,
   return "this call";
 }
 
+/// The spmd wrapper that replaces a raw c10d collective.
+llvm::StringRef rawC10dWrapper(llvm::StringRef Raw) {
+  if (Raw.starts_with("allreduce"))
+    return "spmd::all_reduce";
+  if (Raw.contains("allgather") || Raw.contains("all_gather"))
+    return "spmd::all_gather";
+  if (Raw.contains("reduce_scatter"))
+    return "spmd::reduce_scatter";
+  if (Raw.starts_with("alltoall") || Raw.starts_with("all_to_all"))
+    return "spmd::all_to_all";
+  return "a spmd collective";
+}
+
 } // namespace
 
 /// The core's message for an op problem, with the op named as written. The
@@ -217,7 +230,11 @@ void Reporter::handle(Problem P) {
     renderMismatch(P, D);
     break;
   case ProblemCode::AssertMismatch:
+  case ProblemCode::AssertShardDim:
     renderAssert(P, D);
+    break;
+  case ProblemCode::RawC10d:
+    renderRawC10d(P, D);
     break;
   case ProblemCode::PathConflict:
   case ProblemCode::UnknownUse:
@@ -361,14 +378,32 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
 }
 
 void Reporter::renderAssert(const Problem &P, Pending &D) {
+  std::string Why = P.Code == ProblemCode::AssertShardDim
+                        ? "it is sharded on dim " +
+                              std::to_string(P.Actual->dim) + ", not " +
+                              std::to_string(P.Expected->dim)
+                        : oneLine(P.Error->message);
   D.Text = "spmd::assert_type: " + describe(P.Subject) + " has type " +
            typeStr(*P.Actual) + " on axis '" + axisName(*P.Axis) +
-           "', but the assertion says " + typeStr(*P.Expected) + " (" +
-           oneLine(P.Error->message) + ")";
+           "', but the assertion says " + typeStr(*P.Expected) + " (" + Why +
+           ")";
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
   if (P.Fix)
     if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))
       D.Notes.push_back(std::move(*Fix));
+}
+
+void Reporter::renderRawC10d(const Problem &P, Pending &D) {
+  const FunctionDecl *FD = P.Call->getDirectCallee();
+  std::string Raw = FD && FD->getIdentifier() ? FD->getName().str() : "?";
+  D.Text = "raw c10d call ProcessGroup::" + Raw +
+           " on a tensor with an SPMD type: the checker cannot tell which mesh "
+           "axis the process group is";
+  D.Notes.push_back({D.Loc,
+                     "suggestion: call " + rawC10dWrapper(Raw).str() +
+                         "(x, <axis>, src, dst), which states the axis and "
+                         "the types",
+                     {}});
 }
 
 /// Path conflicts and unknown values: the first use in a function only.

@@ -61,6 +61,7 @@ private:
   void renderOpType(const Problem &P, Pending &D);
   void renderMismatch(const Problem &P, Pending &D);
   void renderAssert(const Problem &P, Pending &D);
+  void renderRawC10d(const Problem &P, Pending &D);
   bool renderUse(const Problem &P, Pending &D);
 
   void addCoreAdvice(const core::TypeError &E, Pending &D);

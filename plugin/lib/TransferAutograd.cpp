@@ -98,19 +98,6 @@ llvm::StringRef rawCollective(const FunctionDecl *Callee) {
   return MD->getName();
 }
 
-/// The spmd wrapper that replaces a raw collective.
-llvm::StringRef wrapperFor(llvm::StringRef Raw) {
-  if (Raw.starts_with("allreduce"))
-    return "spmd::all_reduce";
-  if (Raw.contains("allgather") || Raw.contains("all_gather"))
-    return "spmd::all_gather";
-  if (Raw.contains("reduce_scatter"))
-    return "spmd::reduce_scatter";
-  if (Raw.starts_with("alltoall") || Raw.starts_with("all_to_all"))
-    return "spmd::all_to_all";
-  return "a spmd collective";
-}
-
 } // namespace
 
 std::optional<Value> Transfer::evalAutograd(const CallExpr *CE,
@@ -131,20 +118,13 @@ std::optional<Value> Transfer::evalAutograd(const CallExpr *CE,
     for (const Expr *A : CE->arguments()) {
       if (!Types.isTracked(A->getType()) || !eval(A).hasKnownAxis())
         continue;
-      core::TypeError Err;
-      Err.message = "raw c10d call ProcessGroup::" + Raw.str() +
-                    " on a tensor with an SPMD type: the checker cannot tell "
-                    "which mesh axis the process group is";
-      Err.fix = "call " + wrapperFor(Raw).str() +
-                "(x, <axis>, src, dst), which states the axis and the types";
       Problem P;
       P.Kind = DiagKind::OpType;
-      P.Code = ProblemCode::OpType;
+      P.Code = ProblemCode::RawC10d;
       P.Loc = CE->getExprLoc();
       P.Range = A->getSourceRange();
       P.Subject = A;
       P.Call = CE;
-      P.Error = std::move(Err);
       report(std::move(P));
       break;
     }

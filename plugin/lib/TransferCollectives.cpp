@@ -78,7 +78,8 @@ void readCollectiveOptions(const Expr *E, core::CollectiveCall &Call,
         isEmptyConstruct(Init))
       continue;
     // The core's table says what each field is; a field it does not know
-    // (a newer runtime) is not checked.
+    // (a newer runtime) is not checked. readOptionValue gives a value of the
+    // option's own type (or unread), which set_option always accepts.
     if (const core::CollectiveOptionInfo *O = core::find_option(F->getName()))
       (void)core::set_option(Call, O->id, readOptionValue(O->type, Init, Ctx));
   }
@@ -93,9 +94,11 @@ Transfer::readCollectiveCall(const CallExpr *CE, core::Collective C) {
   core::CollectiveCall Call;
   Call.op = C;
   unsigned OptionsArg = 2;
-  if (C == core::Collective::InvariantToReplicate) {
-    Call.src = types::I;
-    Call.dst = types::R;
+  // An op that takes no src/dst (invariant_to_replicate): the core says
+  // which types it implies.
+  if (auto Implied = core::implied_types(C)) {
+    Call.src = Implied->first;
+    Call.dst = Implied->second;
   } else {
     if (CE->getNumArgs() < 4)
       return std::nullopt;
@@ -232,8 +235,7 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
   // A different src would accept this input: offer it when legal.
   core::CollectiveCall Alt = Call;
   Alt.src = Known;
-  if (Call.op != core::Collective::InvariantToReplicate &&
-      core::check_arguments(Alt).ok() &&
+  if (!core::implied_types(Call.op) && core::check_arguments(Alt).ok() &&
       core::transfer(Alt, InType, Name, false).ok() &&
       isEditableRange(CE->getArg(2)))
     P.SrcArg = CE->getArg(2);
@@ -321,18 +323,12 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
     }
     return;
   }
-  if (OtherDim) {
-    core::TypeError Err;
-    Err.axis = E.Axis;
-    Err.message = "it is sharded on dim " + std::to_string(*HaveDim) +
-                  ", not " + std::to_string(E.Type.dim);
-    R = Err;
+  if (OtherDim)
     Have = types::S(*HaveDim);
-  }
   Out.set(A, AxisFact::known(GlobalShard ? E.Type : Want, O));
   Problem P;
   P.Kind = DiagKind::AssertType;
-  P.Code = ProblemCode::AssertMismatch;
+  P.Code = OtherDim ? ProblemCode::AssertShardDim : ProblemCode::AssertMismatch;
   P.Loc = E.Loc;
   P.Range = CE->getSourceRange();
   P.Subject = X;
@@ -341,9 +337,11 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   P.Expected = E.Type;
   P.Actual = *Have;
   P.Origins.push_back({X, *Have, F->originOf(*Have)});
-  P.Error = R.error();
-  if (reporting(P.Kind) && !OtherDim)
-    P.Fix = conversion(X, *Have, E.Type);
+  if (!OtherDim) {
+    P.Error = R.error();
+    if (reporting(P.Kind))
+      P.Fix = conversion(X, *Have, E.Type);
+  }
   report(std::move(P));
 }
 

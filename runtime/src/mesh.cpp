@@ -15,16 +15,10 @@
 namespace spmd {
 namespace {
 thread_local const MeshGuard* tls_current_guard = nullptr;
-}  // namespace
 
-DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
-    : world_(std::move(world)) {
-  if (!world_) throw InvalidArgument("DeviceMesh: the world is null");
-  if (shape.empty())
-    throw InvalidArgument(
-        "DeviceMesh: the shape is empty; give at least one axis, e.g. "
-        "{{dp, " +
-        std::to_string(world_->size()) + "}}");
+// Checks the axes of a mesh shape (named, distinct, sizes >= 1, product the
+// world size) and prints it: "DeviceMesh(dp=2, tp=4)".
+std::string checked_shape(const std::vector<MeshDim>& shape, int world_size) {
   std::set<std::string> names;
   int64_t product = 1;
   std::ostringstream printed;
@@ -43,20 +37,26 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
     printed << (i ? ", " : "") << name << "=" << d.size;
   }
   printed << ")";
-  if (product != world_->size()) {
+  if (product != world_size) {
     throw InvalidArgument("DeviceMesh: the mesh " + printed.str() + " has " +
                           std::to_string(product) +
                           " ranks but the world has " +
-                          std::to_string(world_->size()) +
+                          std::to_string(world_size) +
                           "; the product of the axis sizes must equal the "
                           "world size");
   }
+  return printed.str();
+}
 
+// The rank stride of each axis: row-major (the last axis varies fastest)
+// unless every axis gives one, and then they must lay out each rank once.
+std::vector<int64_t> axis_strides(const std::vector<MeshDim>& shape,
+                                  const std::string& printed, int world_size) {
   // Strides: row-major (the last axis varies fastest) unless all are given.
   std::size_t given = 0;
   for (const MeshDim& d : shape) given += d.stride != 0;
   if (given != 0 && given != shape.size())
-    throw InvalidArgument("DeviceMesh " + printed.str() +
+    throw InvalidArgument("DeviceMesh " + printed +
                           ": strides are given for some axes only; give a "
                           "stride for every axis or for none (row-major)");
   std::vector<int64_t> strides(shape.size());
@@ -72,7 +72,7 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
     std::string text;
     for (size_t i = 0; i < shape.size(); ++i) {
       if (strides[i] < 1)
-        throw InvalidArgument("DeviceMesh " + printed.str() + ": axis '" +
+        throw InvalidArgument("DeviceMesh " + printed + ": axis '" +
                               std::string(shape[i].axis.name) +
                               "' has stride " + std::to_string(strides[i]) +
                               "; strides must be >= 1");
@@ -81,17 +81,31 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
               layouts.back().to_string();
     }
     core::Result<core::MeshAxis> whole = core::flatten(layouts);
-    if (!whole.ok() || whole.value() != core::MeshAxis::of(world_->size(), 1))
+    if (!whole.ok() || whole.value() != core::MeshAxis::of(world_size, 1))
       throw InvalidArgument(
-          "DeviceMesh " + printed.str() + ": the strides (" + text +
-          ") do not lay out each of the world's " +
-          std::to_string(world_->size()) +
+          "DeviceMesh " + printed + ": the strides (" + text +
+          ") do not lay out each of the world's " + std::to_string(world_size) +
           " ranks exactly once; the axes must be orthogonal and flatten to "
           "(" +
-          std::to_string(world_->size()) +
+          std::to_string(world_size) +
           ":1), e.g. a permutation of "
           "the row-major strides");
   }
+  return strides;
+}
+}  // namespace
+
+DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
+    : world_(std::move(world)) {
+  if (!world_) throw InvalidArgument("DeviceMesh: the world is null");
+  if (shape.empty())
+    throw InvalidArgument(
+        "DeviceMesh: the shape is empty; give at least one axis, e.g. "
+        "{{dp, " +
+        std::to_string(world_->size()) + "}}");
+  const std::string printed = checked_shape(shape, world_->size());
+  const std::vector<int64_t> strides =
+      axis_strides(shape, printed, world_->size());
 
   const int mesh_id = world_->next_group_id();
   const int rank = world_->rank();
@@ -103,7 +117,7 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
     a.size = shape[i].size;
     a.stride = stride;
     a.local_rank = (rank / stride) % a.size;
-    a.mesh = printed.str();
+    a.mesh = printed;
     a.timeout = world_->timeout();
     a.check_collectives = world_->check_collectives();
     a.layout = core::MeshAxis::of(a.size, stride);

@@ -218,43 +218,48 @@ void World::register_axis(const std::string& name,
   axis_table_ = std::move(next);
 }
 
-LaunchEnv parse_launch_env(
-    const std::function<const char*(const char*)>& getenv_fn) {
-  auto get = [&](const char* name) -> const char* {
-    return getenv_fn ? getenv_fn(name) : std::getenv(name);
-  };
-  struct Launcher {
-    const char* name;
-    const char* rank;
-    const char* size;
-    const char* local_rank;
-  };
-  static const Launcher kLaunchers[] = {
-      {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
-      {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-       "OMPI_COMM_WORLD_LOCAL_RANK"},
-      {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
-  };
-  auto require_int = [&](const char* var, const char* launcher) -> int {
-    const char* text = get(var);
-    if (text == nullptr)
-      throw InvalidArgument(std::string("environment variable ") + var +
-                            " is not set (needed with " + launcher + ")");
-    auto v = parse_int(text);
-    if (!v || *v > 1 << 30)
-      throw InvalidArgument(std::string("environment variable ") + var + "='" +
-                            text + "' is not a non-negative integer");
-    return static_cast<int>(*v);
-  };
+namespace {
 
+using EnvLookup = std::function<const char*(const char*)>;
+
+/// The variables a launcher sets for each process.
+struct Launcher {
+  const char* name;
+  const char* rank;
+  const char* size;
+  const char* local_rank;
+};
+const Launcher kLaunchers[] = {
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
+    {"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+     "OMPI_COMM_WORLD_LOCAL_RANK"},
+    {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+};
+
+int require_int(const EnvLookup& get, const char* var, const char* launcher) {
+  const char* text = get(var);
+  if (text == nullptr)
+    throw InvalidArgument(std::string("environment variable ") + var +
+                          " is not set (needed with " + launcher + ")");
+  auto v = parse_int(text);
+  if (!v || *v > 1 << 30)
+    throw InvalidArgument(std::string("environment variable ") + var + "='" +
+                          text + "' is not a non-negative integer");
+  return static_cast<int>(*v);
+}
+
+/// Rank, world size and local rank from the first launcher whose variables
+/// are set; launchers nest (torchrun under srun), and then they must agree.
+LaunchEnv launcher_env(const EnvLookup& get) {
   std::optional<LaunchEnv> found;
   for (const Launcher& l : kLaunchers) {
     if (get(l.rank) == nullptr) continue;
     LaunchEnv env;
     env.launcher = l.name;
-    env.rank = require_int(l.rank, l.name);
-    env.world_size = require_int(l.size, l.name);
-    env.local_rank = get(l.local_rank) ? require_int(l.local_rank, l.name) : 0;
+    env.rank = require_int(get, l.rank, l.name);
+    env.world_size = require_int(get, l.size, l.name);
+    env.local_rank =
+        get(l.local_rank) ? require_int(get, l.local_rank, l.name) : 0;
     if (env.world_size < 1)
       throw InvalidArgument(std::string(l.size) + "=0: the world is empty");
     if (env.rank >= env.world_size)
@@ -265,7 +270,6 @@ LaunchEnv parse_launch_env(
       found = env;
       continue;
     }
-    // Launchers nest (torchrun under srun): they must agree.
     auto contradict = [&](const char* var, int a, const char* other, int b) {
       if (a != b)
         throw InvalidArgument(
@@ -282,14 +286,18 @@ LaunchEnv parse_launch_env(
     throw InvalidArgument(
         "no launcher environment found: set RANK and WORLD_SIZE (torchrun), "
         "or run under mpirun (OMPI_COMM_WORLD_RANK) or srun (SLURM_PROCID)");
+  return *found;
+}
 
+/// MASTER_ADDR and MASTER_PORT: where rank 0's TCPStore listens.
+void read_rendezvous(const EnvLookup& get, LaunchEnv& env) {
   const char* addr = get("MASTER_ADDR");
   if (addr == nullptr || *addr == '\0')
     throw InvalidArgument(
         "environment variable MASTER_ADDR is not set (the host of rank 0, "
         "where the TCPStore rendezvous listens; e.g. export "
         "MASTER_ADDR=127.0.0.1 for one host)");
-  found->master_addr = addr;
+  env.master_addr = addr;
   const char* port = get("MASTER_PORT");
   if (port == nullptr)
     throw InvalidArgument(
@@ -299,8 +307,19 @@ LaunchEnv parse_launch_env(
   if (!p || *p < 1 || *p > 65535)
     throw InvalidArgument(std::string("environment variable MASTER_PORT='") +
                           port + "' is not a TCP port (1-65535)");
-  found->master_port = static_cast<int>(*p);
-  return *found;
+  env.master_port = static_cast<int>(*p);
+}
+
+}  // namespace
+
+LaunchEnv parse_launch_env(
+    const std::function<const char*(const char*)>& getenv_fn) {
+  EnvLookup get = [&](const char* name) -> const char* {
+    return getenv_fn ? getenv_fn(name) : std::getenv(name);
+  };
+  LaunchEnv env = launcher_env(get);
+  read_rendezvous(get, env);
+  return env;
 }
 
 namespace {

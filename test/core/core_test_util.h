@@ -1,7 +1,7 @@
 // core_test_util.h - shared helpers for the core type-system tests.
 //
 // The expectations in these tests come from the spec
-// (shared/spec/type-system.md) and the cases file, not from the core's
+// (docs/type-system.md) and the cases file, not from the core's
 // implementation. Helpers only shorten the tables.
 #ifndef SPMD_TEST_CORE_TEST_UTIL_H
 #define SPMD_TEST_CORE_TEST_UTIL_H

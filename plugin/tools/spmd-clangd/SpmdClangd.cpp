@@ -123,6 +123,9 @@ struct SpmdResult {
   std::vector<json::Object> Actions;
 };
 
+/// The unsaved text of open documents: (path, text).
+using OverlayList = std::vector<std::pair<std::string, std::string>>;
+
 struct Document {
   std::string Path;
   int64_t Version = 0;
@@ -195,10 +198,29 @@ private:
   json::Object publishMessage(llvm::StringRef Uri, Document &D);
   /// Cancels the analysis in flight if it is of \p Uri (under Mutex).
   void cancelIfCurrent(llvm::StringRef Uri);
-  SpmdResult
-  analyse(llvm::StringRef Uri, const Document &Snapshot,
-          PreambleCache *Preamble,
-          const std::vector<std::pair<std::string, std::string>> &Overlays);
+  /// Analyses one document as the editor has it: the text in \p Snapshot
+  /// and, for the files it includes, the unsaved text in \p Overlays.
+  SpmdResult analyse(llvm::StringRef Uri, const Document &Snapshot,
+                     PreambleCache *Preamble, const OverlayList &Overlays);
+  /// Runs the analysis under crash recovery; false (R marked cancelled or
+  /// crashed) when it did not finish.
+  bool runSafely(const Document &Snapshot, PreambleCache *Preamble,
+                 const OverlayList &Overlays, std::vector<Diag> &Diags,
+                 AnalysisTiming &Timing, SpmdResult &R);
+  /// One analysis diagnostic as an LSP Diagnostic; its quick fixes are
+  /// appended to \p Actions.
+  json::Object toLspDiagnostic(const Diag &D, llvm::StringRef Uri,
+                               const Document &Snapshot,
+                               const OverlayList &Overlays,
+                               std::vector<json::Object> &Actions) const;
+  /// An LSP Location in \p File (the document or a file it includes).
+  json::Object lspLocation(const std::string &File, const Range &At,
+                           llvm::StringRef Uri, const Document &Snapshot,
+                           const OverlayList &Overlays) const;
+  /// A "quickfix" CodeAction applying \p Fixes.
+  json::Object quickFix(const std::string &Title,
+                        const std::vector<FixIt> &Fixes, bool Preferred,
+                        llvm::StringRef Uri, const Document &Snapshot) const;
   json::Value toLspRange(const Position &Begin, const Position &End,
                          llvm::StringRef Text) const;
   void logToClient(int Type, const llvm::Twine &Message);
@@ -542,14 +564,9 @@ json::Value Proxy::toLspRange(const Position &Begin, const Position &End,
   return json::Object{{"start", Pos(Begin, 0)}, {"end", Pos(Begin, Len)}};
 }
 
-SpmdResult Proxy::analyse(
-    llvm::StringRef Uri, const Document &Snapshot, PreambleCache *Preamble,
-    const std::vector<std::pair<std::string, std::string>> &Overlays) {
-  SpmdResult R;
-  R.Version = Snapshot.Version;
-  CompileCommand Command = Commands.get(Snapshot.Path);
-
-  // The editor's unsaved text (of every open document) over the disk.
+/// The disk, with the editor's unsaved text (of every open document) over it.
+static llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
+overlayFileSystem(const OverlayList &Overlays) {
   auto Memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   for (const auto &[Path, Text] : Overlays)
     Memory->addFile(Path, 0, llvm::MemoryBuffer::getMemBufferCopy(Text, Path));
@@ -557,10 +574,23 @@ SpmdResult Proxy::analyse(
       llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(
           llvm::vfs::createPhysicalFileSystem().release()));
   FS->pushOverlay(Memory);
+  return FS;
+}
 
-  std::vector<Diag> Diags;
+/// The range a diagnostic points at: its range on its line, else its point.
+static Range rangeAt(const Diag &D) {
+  for (const Range &Rg : D.Ranges)
+    if (Rg.Begin.Line == D.Loc.Line && Rg.Begin.Column <= D.Loc.Column)
+      return Rg;
+  return Range{D.Loc, D.Loc};
+}
+
+bool Proxy::runSafely(const Document &Snapshot, PreambleCache *Preamble,
+                      const OverlayList &Overlays, std::vector<Diag> &Diags,
+                      AnalysisTiming &Timing, SpmdResult &R) {
+  CompileCommand Command = Commands.get(Snapshot.Path);
+  auto FS = overlayFileSystem(Overlays);
   DiagnosticCollector Collector(Diags);
-  AnalysisTiming Timing;
   llvm::CrashRecoveryContext CRC;
   bool Finished = CRC.RunSafely([&] {
     if (!Opts.CrashMarker.empty() &&
@@ -575,7 +605,7 @@ SpmdResult Proxy::analyse(
                       Snapshot.Path, Snapshot.Version, Timing.TotalMs)
             .str());
     R.Cancelled = true;
-    return R;
+    return false;
   }
   if (!Finished) {
     logToClient(1, llvm::formatv("the SPMD analysis crashed on {0} (version "
@@ -583,96 +613,113 @@ SpmdResult Proxy::analyse(
                                  Snapshot.Path, Snapshot.Version)
                        .str());
     R.Crashed = true;
-    return R;
+    return false;
   }
+  return true;
+}
 
-  int Severity[] = {3, 3, 2, 1, 1}; // Note, Remark, Warning, Error, Fatal
-  auto Location = [&](const std::string &File, const Position &Begin,
-                      const Position &End) {
-    bool Main = File == Snapshot.Path;
-    std::string FileText;
-    if (!Main)
-      for (const auto &[Path, Text] : Overlays)
-        if (Path == File)
-          FileText = Text;
-    return json::Object{
-        {"uri", Main ? Uri.str() : fileUri(File)},
-        {"range", toLspRange(Begin, End, Main ? Snapshot.Text : FileText)}};
-  };
-  auto RangeAt = [](const Diag &D) {
-    for (const Range &Rg : D.Ranges)
-      if (Rg.Begin.Line == D.Loc.Line && Rg.Begin.Column <= D.Loc.Column)
-        return Rg;
-    return Range{D.Loc, D.Loc};
-  };
+json::Object Proxy::lspLocation(const std::string &File, const Range &At,
+                                llvm::StringRef Uri, const Document &Snapshot,
+                                const OverlayList &Overlays) const {
+  bool Main = File == Snapshot.Path;
+  std::string FileText;
+  if (!Main)
+    for (const auto &[Path, Text] : Overlays)
+      if (Path == File)
+        FileText = Text;
+  return json::Object{
+      {"uri", Main ? Uri.str() : fileUri(File)},
+      {"range", toLspRange(At.Begin, At.End, Main ? Snapshot.Text : FileText)}};
+}
 
+json::Object Proxy::quickFix(const std::string &Title,
+                             const std::vector<FixIt> &Fixes, bool Preferred,
+                             llvm::StringRef Uri,
+                             const Document &Snapshot) const {
+  std::map<std::string, json::Array> Edits;
+  for (const FixIt &F : Fixes) {
+    bool Main = F.File == Snapshot.Path;
+    Edits[Main ? Uri.str() : fileUri(F.File)].push_back(json::Object{
+        {"range", toLspRange(F.Where.Begin, F.Where.End, Snapshot.Text)},
+        {"newText", F.Replacement}});
+  }
+  json::Object Changes;
+  for (auto &[U, E] : Edits)
+    Changes[U] = std::move(E);
+  return json::Object{{"title", Title},
+                      {"kind", "quickfix"},
+                      {"isPreferred", Preferred},
+                      {"edit", json::Object{{"changes", std::move(Changes)}}}};
+}
+
+json::Object Proxy::toLspDiagnostic(const Diag &D, llvm::StringRef Uri,
+                                    const Document &Snapshot,
+                                    const OverlayList &Overlays,
+                                    std::vector<json::Object> &Actions) const {
+  // LSP severities of Note, Remark, Warning, Error, Fatal.
+  static const int Severity[] = {3, 3, 2, 1, 1};
+  bool InMain = D.InMainFile;
+  Range At = InMain ? rangeAt(D) : Range{D.MainFileLoc, D.MainFileLoc};
+  json::Object L{
+      {"range", toLspRange(At.Begin, At.End, Snapshot.Text)},
+      {"severity", Severity[static_cast<int>(D.Severity)]},
+      {"source", "spmd-check"},
+      {"message", InMain ? D.Message : "In included file: " + D.Message}};
+  llvm::StringRef Kind = D.Rule;
+  Kind.consume_front("spmd:");
+  L["code"] = Kind.str();
+  L["codeDescription"] = json::Object{{"href", ruleHelpUri(D.Rule)}};
+  json::Array Related;
+  if (!InMain)
+    Related.push_back(json::Object{
+        {"location", lspLocation(D.File, rangeAt(D), Uri, Snapshot, Overlays)},
+        {"message", D.Message}});
+  for (const Diag &N : D.Notes)
+    if (!N.File.empty())
+      Related.push_back(
+          json::Object{{"location", lspLocation(N.File, rangeAt(N), Uri,
+                                                Snapshot, Overlays)},
+                       {"message", N.Message}});
+  if (!Related.empty())
+    L["relatedInformation"] = std::move(Related);
+
+  // One quick fix per diagnostic or note carrying fix-its.
+  std::vector<json::Object> Own;
+  if (!D.FixIts.empty())
+    Own.push_back(quickFix("Fix: " + D.Message, D.FixIts, true, Uri, Snapshot));
+  for (const Diag &N : D.Notes)
+    if (!N.FixIts.empty())
+      Own.push_back(
+          quickFix(N.Message, N.FixIts, D.FixIts.empty(), Uri, Snapshot));
+  json::Array Inline;
+  for (json::Object &A : Own) {
+    A["diagnostics"] = json::Array{json::Object(L)};
+    if (InlineCodeActions)
+      Inline.push_back(json::Object(A));
+    Actions.push_back(std::move(A));
+  }
+  if (InlineCodeActions && !Inline.empty())
+    L["codeActions"] = std::move(Inline);
+  return L;
+}
+
+SpmdResult Proxy::analyse(llvm::StringRef Uri, const Document &Snapshot,
+                          PreambleCache *Preamble,
+                          const OverlayList &Overlays) {
+  SpmdResult R;
+  R.Version = Snapshot.Version;
+  std::vector<Diag> Diags;
+  AnalysisTiming Timing;
+  if (!runSafely(Snapshot, Preamble, Overlays, Diags, Timing, R))
+    return R;
   for (const Diag &D : Diags) {
     // clangd reports the compiler's own errors already.
     if (D.Rule == "clang-diagnostic-error" || D.File.empty())
       continue;
-    bool InMain = D.InMainFile;
-    if (!InMain && !D.MainFileLoc.isValid())
+    if (!D.InMainFile && !D.MainFileLoc.isValid())
       continue;
-    Range At = InMain ? RangeAt(D) : Range{D.MainFileLoc, D.MainFileLoc};
-    json::Object L{
-        {"range", toLspRange(At.Begin, At.End, Snapshot.Text)},
-        {"severity", Severity[static_cast<int>(D.Severity)]},
-        {"source", "spmd-check"},
-        {"message", InMain ? D.Message : "In included file: " + D.Message}};
-    llvm::StringRef Kind = D.Rule;
-    Kind.consume_front("spmd:");
-    L["code"] = Kind.str();
-    L["codeDescription"] = json::Object{{"href", ruleHelpUri(D.Rule)}};
-    json::Array Related;
-    if (!InMain)
-      Related.push_back(json::Object{
-          {"location", Location(D.File, RangeAt(D).Begin, RangeAt(D).End)},
-          {"message", D.Message}});
-    for (const Diag &N : D.Notes)
-      if (!N.File.empty()) {
-        Range NR = RangeAt(N);
-        Related.push_back(
-            json::Object{{"location", Location(N.File, NR.Begin, NR.End)},
-                         {"message", N.Message}});
-      }
-    if (!Related.empty())
-      L["relatedInformation"] = std::move(Related);
-
-    // One quick fix per diagnostic or note carrying fix-its.
-    std::vector<json::Object> Actions;
-    auto AddAction = [&](const std::string &Title,
-                         const std::vector<FixIt> &Fixes, bool Preferred) {
-      std::map<std::string, json::Array> Edits;
-      for (const FixIt &F : Fixes) {
-        bool Main = F.File == Snapshot.Path;
-        Edits[Main ? Uri.str() : fileUri(F.File)].push_back(json::Object{
-            {"range", toLspRange(F.Where.Begin, F.Where.End, Snapshot.Text)},
-            {"newText", F.Replacement}});
-      }
-      json::Object Changes;
-      for (auto &[U, E] : Edits)
-        Changes[U] = std::move(E);
-      Actions.push_back(json::Object{
-          {"title", Title},
-          {"kind", "quickfix"},
-          {"isPreferred", Preferred},
-          {"edit", json::Object{{"changes", std::move(Changes)}}}});
-    };
-    if (!D.FixIts.empty())
-      AddAction("Fix: " + D.Message, D.FixIts, true);
-    for (const Diag &N : D.Notes)
-      if (!N.FixIts.empty())
-        AddAction(N.Message, N.FixIts, D.FixIts.empty());
-    json::Array Inline;
-    for (json::Object &A : Actions) {
-      A["diagnostics"] = json::Array{json::Object(L)};
-      if (InlineCodeActions)
-        Inline.push_back(json::Object(A));
-      R.Actions.push_back(std::move(A));
-    }
-    if (InlineCodeActions && !Inline.empty())
-      L["codeActions"] = std::move(Inline);
-    R.Diagnostics.push_back(std::move(L));
+    R.Diagnostics.push_back(
+        toLspDiagnostic(D, Uri, Snapshot, Overlays, R.Actions));
   }
   const char *PreambleUse[] = {"none", "built", "reused",
                                "unusable: annotations in headers"};
@@ -692,7 +739,7 @@ void Proxy::workerLoop() {
   while (true) {
     std::string Uri;
     Document Snapshot;
-    std::vector<std::pair<std::string, std::string>> Overlays;
+    OverlayList Overlays;
     {
       std::unique_lock<std::mutex> Lock(Mutex);
       Wake.wait(Lock, [&] { return Stopping || !Queue.empty(); });

@@ -202,6 +202,84 @@ core::GlobalType fit_to(const core::GlobalType& g, const at::Tensor& t) {
   return out;
 }
 
+// Only a V axis can shard a dim (§12.1): where the local rule made the
+// result R, I or P (a factory such as new_zeros), its shard is dropped.
+void drop_shards_of_unvarying_axes(core::GlobalType& g) {
+  for (const auto& [axis, t] : g.local.map()) {
+    if (t.kind == core::TypeKind::Varying) continue;
+    g.unknown_shards.erase(axis);
+    if (g.spec && g.spec->dim_of(axis)) g.spec = g.spec->without(axis);
+  }
+  if (g.spec && g.spec->all_none()) g.spec.reset();
+}
+
+// Strict mode: real shapes are known here, so a result shard that is unknown
+// although no operand's was means the core has no rule for this op and these
+// shards; strict mode does not guess.
+std::optional<core::TypeError> unknown_result_shard(const OpEntry& e,
+                                                    const core::GlobalResult& r,
+                                                    const Operands& ops) {
+  for (const std::string& a : r.type.unknown_shards) {
+    bool was_unknown = false;
+    for (const auto& o : ops.list)
+      was_unknown = was_unknown || (o.type && o.type->unknown_shards.count(a));
+    if (was_unknown) continue;
+    core::TypeError u;
+    u.kind = core::ErrorKind::SpmdTypeError;
+    u.axis = a;
+    u.message = e.qualified + ": the shard of the result on axis " + a +
+                " is unknown: the core has no sharding rule for this op "
+                "and these operands";
+    for (const std::string& note : r.notes) u.message += " (" + note + ")";
+    u.fix =
+        "run the op in a local region (checker::LocalRegionGuard or "
+        "checker::local_map) and assert the result's type, or gather "
+        "the input on " +
+        a + " first; permissive mode keeps the shard unknown";
+    return u;
+  }
+  return std::nullopt;
+}
+
+// Types the op's results: every returned tensor gets `out` (fitted to its
+// rank) unless it is a mutated operand, which gets its own type.
+void stamp_results(torch::jit::Stack* stack, const OpEntry& e,
+                   const core::GlobalType& out, const Operands& ops,
+                   const std::vector<core::GlobalType>& mutated_after) {
+  const std::size_t n = std::min(e.num_returns, stack->size());
+  for (auto it = stack->end() - n; it != stack->end(); ++it) {
+    if (it->isTensor()) {
+      const at::Tensor& t = it->toTensor();
+      bool is_mutated = false;
+      for (std::size_t i = 0; i < ops.mutated.size(); ++i)
+        is_mutated = is_mutated || ops.mutated[i].tensor.is_same(t);
+      if (!is_mutated) stamp_global(t, fit_to(out, t));
+    } else if (it->isTensorList()) {
+      for (const at::Tensor& t : it->toTensorList().vec())
+        stamp_global(t, fit_to(out, t));
+    }
+  }
+  for (std::size_t i = 0; i < ops.mutated.size(); ++i)
+    stamp_global(ops.mutated[i].tensor, mutated_after[i]);
+}
+
+void trace_global(const OpEntry& e, const Operands& ops,
+                  const core::GlobalResult& r) {
+  std::string s = "spmd-check trace (global): " + e.qualified + "(";
+  bool first = true;
+  for (const auto& o : ops.list) {
+    if (o.kind != core::Operand::Kind::Tensor) continue;
+    s += first ? "" : ", ";
+    first = false;
+    s += o.type ? o.type->to_string() : "untyped";
+  }
+  const std::string where = spmd::detail::last_call_site();
+  std::cerr << s << ") -> " << r.type.to_string()
+            << (where.empty() ? "" : "  [" + where + "]") << "\n";
+  for (const std::string& note : r.notes)
+    std::cerr << "  note: " << note << "\n";
+}
+
 }  // namespace
 
 std::string type_string(const at::Tensor& t) {
@@ -226,46 +304,11 @@ void typecheck_global(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
 
   // In-place / out= targets (spec §6.11): the local map follows the local
   // rule; the shard information is the op's result.
-  // Only a V axis can shard a dim (§12.1): where the local rule made the
-  // result R, I or P (a factory such as new_zeros), its shard is dropped.
-  if (r.ok()) {
-    core::GlobalType& g = r.value().type;
-    for (const auto& [axis, t] : g.local.map()) {
-      if (t.kind == core::TypeKind::Varying) continue;
-      g.unknown_shards.erase(axis);
-      if (g.spec && g.spec->dim_of(axis)) g.spec = g.spec->without(axis);
-    }
-    if (g.spec && g.spec->all_none()) g.spec.reset();
-  }
+  if (r.ok()) drop_shards_of_unvarying_axes(r.value().type);
   std::vector<core::GlobalType> mutated_after;
   std::optional<core::TypeError> error;
   if (!r.ok()) error = r.error();
-  // Real shapes are known here, so an unknown shard means the core has no
-  // rule for this op and these shards: strict mode does not guess.
-  if (!error && st.strict) {
-    for (const std::string& a : r.value().type.unknown_shards) {
-      bool was_unknown = false;
-      for (const auto& o : ops.list)
-        was_unknown =
-            was_unknown || (o.type && o.type->unknown_shards.count(a));
-      if (was_unknown) continue;
-      core::TypeError u;
-      u.kind = core::ErrorKind::SpmdTypeError;
-      u.axis = a;
-      u.message = e.qualified + ": the shard of the result on axis " + a +
-                  " is unknown: the core has no sharding rule for this op "
-                  "and these operands";
-      for (const std::string& note : r.value().notes)
-        u.message += " (" + note + ")";
-      u.fix =
-          "run the op in a local region (checker::LocalRegionGuard or "
-          "checker::local_map) and assert the result's type, or gather "
-          "the input on " +
-          a + " first; permissive mode keeps the shard unknown";
-      error = u;
-      break;
-    }
-  }
+  if (!error && st.strict) error = unknown_result_shard(e, r.value(), ops);
   for (std::size_t i = 0; !error && i < ops.mutated.size(); ++i) {
     const auto& m = ops.mutated[i];
     core::Result<TensorType> after = core::apply_inplace(
@@ -288,38 +331,8 @@ void typecheck_global(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   }
 
   run_untyped(op, ks, stack);
-
-  const core::GlobalType& out = r.value().type;
-  const std::size_t n = std::min(e.num_returns, stack->size());
-  for (auto it = stack->end() - n; it != stack->end(); ++it) {
-    if (it->isTensor()) {
-      const at::Tensor& t = it->toTensor();
-      bool is_mutated = false;
-      for (std::size_t i = 0; i < ops.mutated.size(); ++i)
-        is_mutated = is_mutated || ops.mutated[i].tensor.is_same(t);
-      if (!is_mutated) stamp_global(t, fit_to(out, t));
-    } else if (it->isTensorList()) {
-      for (const at::Tensor& t : it->toTensorList().vec())
-        stamp_global(t, fit_to(out, t));
-    }
-  }
-  for (std::size_t i = 0; i < ops.mutated.size(); ++i)
-    stamp_global(ops.mutated[i].tensor, mutated_after[i]);
-  if (st.trace) {
-    std::string s = "spmd-check trace (global): " + e.qualified + "(";
-    bool first = true;
-    for (const auto& o : ops.list) {
-      if (o.kind != core::Operand::Kind::Tensor) continue;
-      s += first ? "" : ", ";
-      first = false;
-      s += o.type ? o.type->to_string() : "untyped";
-    }
-    const std::string where = spmd::detail::last_call_site();
-    std::cerr << s << ") -> " << out.to_string()
-              << (where.empty() ? "" : "  [" + where + "]") << "\n";
-    for (const std::string& note : r.value().notes)
-      std::cerr << "  note: " << note << "\n";
-  }
+  stamp_results(stack, e, r.value().type, ops, mutated_after);
+  if (st.trace) trace_global(e, ops, r.value());
 }
 
 bool collective_global(const Ctx& ctx, const core::CollectiveCall& call,

@@ -203,6 +203,80 @@ std::string call_context(const std::string& op, const RawRule* rule,
   return s + "  )" + mesh_suffix(ctx);
 }
 
+/// The inputs of a raw collective must have the rule's src on `axis` (in
+/// strict mode, a type there at all): throws otherwise. Returns the types the
+/// inputs get when the collective writes them in place (all_reduce: R on
+/// `axis`).
+std::vector<TensorType> check_raw_inputs(const RawRule& rule,
+                                         const std::string& axis,
+                                         const std::vector<at::Tensor>& inputs,
+                                         const ThreadState& st,
+                                         const std::string& ctx_text) {
+  std::vector<TensorType> after;
+  for (const at::Tensor& t : inputs) {
+    TypeRef ty = type_of(t);
+    std::optional<PerAxisType> cur = ty ? ty->get(axis) : std::nullopt;
+    if (cur && *cur != rule.src)
+      fail(core::ErrorKind::SpmdTypeError,
+           std::string(rule.name) + ": expected input type " +
+               core::to_string(rule.src) + " on axis " + axis + ", got " +
+               core::to_string(*cur),
+           rule.src == P ? "make it partial first (reinterpret(x, " + axis +
+                               ", V, P)) or use spmd::all_reduce / "
+                               "reduce_scatter with the matching src"
+                         : "use the spmd wrapper with src matching the "
+                           "input, e.g. spmd::all_gather(x, " +
+                               axis + ", " + core::to_string(*cur) + ", R)",
+           ctx_text);
+    if (!cur && st.strict)
+      fail(core::ErrorKind::SpmdTypeError,
+           std::string(rule.name) + ": tensor has no type for axis " + axis,
+           "annotate it first: spmd::assert_type(x, {" + axis + " = " +
+               core::to_string(rule.src) + "})",
+           ctx_text);
+    if (rule.inplace_to_r) {
+      TensorType t2 = ty ? *ty : TensorType();
+      t2.set(axis, R);
+      after.push_back(t2);
+    }
+  }
+  return after;
+}
+
+/// The output buffers of a raw collective must already have the type it
+/// produces on `axis`, R/I or V (in strict mode, a type there at all).
+void check_raw_outputs(const RawRule& rule, const std::string& name,
+                       const std::string& axis,
+                       const std::vector<at::Tensor>& outputs,
+                       const ThreadState& st, const std::string& ctx_text) {
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    TypeRef ty = type_of(outputs[k]);
+    std::optional<PerAxisType> cur = ty ? ty->get(axis) : std::nullopt;
+    const std::string which =
+        outputs.size() > 1 || name == "c10d::allgather_"
+            ? "output tensor_list[" + std::to_string(k) + "]"
+            : std::string("output tensor");
+    const bool ok =
+        cur && (rule.out_replicated ? (*cur == R || *cur == I) : *cur == V);
+    if (cur && !ok)
+      fail(core::ErrorKind::SpmdTypeError,
+           std::string(rule.name) + ": expected " + which + " type " +
+               (rule.out_replicated ? "R/I" : "V") + " on axis " + axis +
+               ", got " + core::to_string(*cur),
+           "annotate the output buffer with the type the collective produces "
+           "(spmd::assert_type(out, {" +
+               axis + " = " + (rule.out_replicated ? "R" : "V") + "}))",
+           ctx_text);
+    if (!cur && st.strict)
+      fail(core::ErrorKind::SpmdTypeError,
+           std::string(rule.name) + ": " + which + " has no type for axis " +
+               axis,
+           "annotate the output buffer first: spmd::assert_type(out, {" + axis +
+               " = " + (rule.out_replicated ? "R" : "V") + "})",
+           ctx_text);
+  }
+}
+
 }  // namespace
 
 void raw_c10d(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
@@ -254,60 +328,9 @@ void raw_c10d(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
     return run_untyped(op, ks, stack);
 
   // Validate everything before anything runs or changes (spec §14).
-  std::vector<TensorType> after;
-  for (const at::Tensor& t : inputs) {
-    TypeRef ty = type_of(t);
-    std::optional<PerAxisType> cur = ty ? ty->get(axis) : std::nullopt;
-    if (cur && *cur != rule->src)
-      fail(core::ErrorKind::SpmdTypeError,
-           std::string(rule->name) + ": expected input type " +
-               core::to_string(rule->src) + " on axis " + axis + ", got " +
-               core::to_string(*cur),
-           rule->src == P ? "make it partial first (reinterpret(x, " + axis +
-                                ", V, P)) or use spmd::all_reduce / "
-                                "reduce_scatter with the matching src"
-                          : "use the spmd wrapper with src matching the "
-                            "input, e.g. spmd::all_gather(x, " +
-                                axis + ", " + core::to_string(*cur) + ", R)",
-           ctx_text);
-    if (!cur && st.strict)
-      fail(core::ErrorKind::SpmdTypeError,
-           std::string(rule->name) + ": tensor has no type for axis " + axis,
-           "annotate it first: spmd::assert_type(x, {" + axis + " = " +
-               core::to_string(rule->src) + "})",
-           ctx_text);
-    if (rule->inplace_to_r) {
-      TensorType t2 = ty ? *ty : TensorType();
-      t2.set(axis, R);
-      after.push_back(t2);
-    }
-  }
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    TypeRef ty = type_of(outputs[k]);
-    std::optional<PerAxisType> cur = ty ? ty->get(axis) : std::nullopt;
-    const std::string which =
-        outputs.size() > 1 || name == "c10d::allgather_"
-            ? "output tensor_list[" + std::to_string(k) + "]"
-            : std::string("output tensor");
-    const bool ok =
-        cur && (rule->out_replicated ? (*cur == R || *cur == I) : *cur == V);
-    if (cur && !ok)
-      fail(core::ErrorKind::SpmdTypeError,
-           std::string(rule->name) + ": expected " + which + " type " +
-               (rule->out_replicated ? "R/I" : "V") + " on axis " + axis +
-               ", got " + core::to_string(*cur),
-           "annotate the output buffer with the type the collective produces "
-           "(spmd::assert_type(out, {" +
-               axis + " = " + (rule->out_replicated ? "R" : "V") + "}))",
-           ctx_text);
-    if (!cur && st.strict)
-      fail(core::ErrorKind::SpmdTypeError,
-           std::string(rule->name) + ": " + which + " has no type for axis " +
-               axis,
-           "annotate the output buffer first: spmd::assert_type(out, {" + axis +
-               " = " + (rule->out_replicated ? "R" : "V") + "})",
-           ctx_text);
-  }
+  std::vector<TensorType> after =
+      check_raw_inputs(*rule, axis, inputs, st, ctx_text);
+  check_raw_outputs(*rule, name, axis, outputs, st, ctx_text);
 
   run_untyped(op, ks, stack);
   for (std::size_t k = 0; k < after.size(); ++k)

@@ -99,20 +99,24 @@ std::vector<std::string> EquivalenceReport::mismatches() const {
   return out;
 }
 
-std::string EquivalenceReport::table() const {
-  // One row per quantity: the worst step, the first failing step.
-  struct Line {
-    std::string name, type;
-    const QuantityDiff* worst = nullptr;
-    const QuantityDiff* first_bad = nullptr;
-    double reference_max = 0;
-    int steps = 0;
-    const QuantityDiff* disagreement = nullptr;
-    int disagreeing_steps = 0;
-    std::vector<std::string> problems;
-  };
+namespace {
+
+// One line of the table per quantity: the worst step, the first failing
+// step, the largest R/I disagreement and the other problems.
+struct Line {
+  std::string name, type;
+  const QuantityDiff* worst = nullptr;
+  const QuantityDiff* first_bad = nullptr;
+  double reference_max = 0;
+  int steps = 0;
+  const QuantityDiff* disagreement = nullptr;
+  int disagreeing_steps = 0;
+  std::vector<std::string> problems;
+};
+
+std::vector<Line> lines_of(const std::vector<QuantityDiff>& rows) {
   std::vector<Line> lines;
-  for (const QuantityDiff& r : rows_) {
+  for (const QuantityDiff& r : rows) {
     auto it = std::find_if(lines.begin(), lines.end(),
                            [&](const Line& l) { return l.name == r.name; });
     if (it == lines.end()) {
@@ -138,14 +142,46 @@ std::string EquivalenceReport::table() const {
                    l.problems.end())
       l.problems.push_back(r.problem);
   }
+  return lines;
+}
+
+std::string step_text(int s) {
+  return s == 0 ? std::string("-") : std::to_string(s);
+}
+
+// A quantity's line and, indented below it, its disagreement and problems;
+// `wn` and `wt` are the widths of the name and type columns.
+void write_line(std::ostringstream& os, const Line& l, size_t wn, size_t wt) {
+  char buf[512];
+  const bool bad = l.first_bad != nullptr;
+  std::snprintf(buf, sizeof buf,
+                "  %-*s  %-*s  %-12s  %-7s  %-8s  %-10s  (%.3e)\n", int(wn),
+                l.name.c_str(), int(wt), l.type.c_str(),
+                fmt("%.3e", l.worst->max_abs_diff).c_str(),
+                step_text(l.worst->step).c_str(), bad ? "MISMATCH" : "ok",
+                bad ? ("step " + step_text(l.first_bad->step)).c_str() : "",
+                l.reference_max);
+  os << buf;
+  if (l.disagreement) {
+    const QuantityDiff& d = *l.disagreement;
+    os << "      ranks of axis '" << d.disagreement_axis
+       << "' (R/I: must hold the same value) disagree by up to "
+       << fmt("%.3e", d.disagreement) << " (step " << step_text(d.step)
+       << "; at " << l.disagreeing_steps << " of " << l.steps
+       << (l.steps == 1 ? " step)" : " steps)") << "\n";
+  }
+  for (const std::string& p : l.problems) os << "      " << p << "\n";
+}
+
+}  // namespace
+
+std::string EquivalenceReport::table() const {
+  std::vector<Line> lines = lines_of(rows_);
   size_t wn = 8, wt = 4;
   for (const Line& l : lines) {
     wn = std::max(wn, l.name.size());
     wt = std::max(wt, l.type.size());
   }
-  auto step_text = [](int s) {
-    return s == 0 ? std::string("-") : std::to_string(s);
-  };
   std::ostringstream os;
   os << "equivalence with the single-device program: " << mesh_ << ", "
      << steps_ << (steps_ == 1 ? " step" : " steps") << "\n";
@@ -154,26 +190,7 @@ std::string EquivalenceReport::table() const {
                 int(wn), "quantity", int(wt), "type", "max abs diff", "at step",
                 "status", "first bad", "(single max |value|)");
   os << buf;
-  for (const Line& l : lines) {
-    const bool bad = l.first_bad != nullptr;
-    std::snprintf(buf, sizeof buf,
-                  "  %-*s  %-*s  %-12s  %-7s  %-8s  %-10s  (%.3e)\n", int(wn),
-                  l.name.c_str(), int(wt), l.type.c_str(),
-                  fmt("%.3e", l.worst->max_abs_diff).c_str(),
-                  step_text(l.worst->step).c_str(), bad ? "MISMATCH" : "ok",
-                  bad ? ("step " + step_text(l.first_bad->step)).c_str() : "",
-                  l.reference_max);
-    os << buf;
-    if (l.disagreement) {
-      const QuantityDiff& d = *l.disagreement;
-      os << "      ranks of axis '" << d.disagreement_axis
-         << "' (R/I: must hold the same value) disagree by up to "
-         << fmt("%.3e", d.disagreement) << " (step " << step_text(d.step)
-         << "; at " << l.disagreeing_steps << " of " << l.steps
-         << (l.steps == 1 ? " step)" : " steps)") << "\n";
-    }
-    for (const std::string& p : l.problems) os << "      " << p << "\n";
-  }
+  for (const Line& l : lines) write_line(os, l, wn, wt);
   auto bad = mismatches();
   if (bad.empty()) {
     double worst = 0;

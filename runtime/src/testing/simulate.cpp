@@ -189,19 +189,18 @@ bool is_communication_failure(const std::exception_ptr& e) {
   throw SimulationError(os.str(), std::move(failures));
 }
 
-Simulation simulate_values(const std::vector<MeshDim>& shape,
-                           const RankProgram& program,
-                           const SimulateOptions& options) {
-  const int size = static_cast<int>(mesh_size(shape));
-  const auto start = Clock::now();
-  auto shared = std::make_shared<Shared>();
-  shared->slots.resize(size);
+// One thread per rank, each with its own World over Gloo on a shared
+// HashStore; a rank publishes its slot when it finishes (or fails) and then
+// waits for the release.
+std::vector<std::thread> start_ranks(const std::shared_ptr<Shared>& shared,
+                                     const std::vector<MeshDim>& shape,
+                                     const RankProgram& program,
+                                     const SimulateOptions& options, int size) {
   // One store for every rank's rendezvous; HashStore waits honour the
   // store timeout, which bounds a rendezvous with a rank that never comes.
   c10::intrusive_ptr<c10d::Store> store =
       c10::make_intrusive<c10d::HashStore>();
   store->setTimeout(options.timeout);
-
   std::vector<std::thread> threads;
   threads.reserve(size);
   for (int r = 0; r < size; ++r) {
@@ -234,57 +233,80 @@ Simulation simulate_values(const std::vector<MeshDim>& shape,
       }
     });
   }
+  return threads;
+}
 
-  // Wait for every rank; once the first has finished (or failed) the others
-  // get twice `timeout` more (a collective still waiting then has timed
-  // out), and the whole run is bounded by `deadline`.
-  const auto grace = 2 * options.timeout;
-  bool all_done = false;
-  {
-    std::unique_lock<std::mutex> lock(shared->mu);
-    const auto deadline = start + options.deadline;
-    while (shared->finished < size) {
-      auto until = deadline;
-      for (const RankSlot& s : shared->slots)
-        if (s.done) until = std::min(until, s.finished + grace);
-      if (shared->cv.wait_until(lock, until) == std::cv_status::timeout &&
-          Clock::now() >= until && shared->finished < size)
-        break;
-    }
-    all_done = shared->finished == size;
-    shared->release = true;
-    shared->cv.notify_all();
+// Waits for every rank; once the first has finished (or failed) the others
+// get `grace` more (a collective still waiting then has timed out), and the
+// whole run is bounded by the deadline. Releases the ranks; whether all
+// finished.
+bool wait_for_ranks(Shared& shared, int size, Clock::time_point start,
+                    const SimulateOptions& options,
+                    std::chrono::milliseconds grace) {
+  std::unique_lock<std::mutex> lock(shared.mu);
+  const auto deadline = start + options.deadline;
+  while (shared.finished < size) {
+    auto until = deadline;
+    for (const RankSlot& s : shared.slots)
+      if (s.done) until = std::min(until, s.finished + grace);
+    if (shared.cv.wait_until(lock, until) == std::cv_status::timeout &&
+        Clock::now() >= until && shared.finished < size)
+      break;
   }
+  const bool all_done = shared.finished == size;
+  shared.release = true;
+  shared.cv.notify_all();
+  return all_done;
+}
+
+// The ranks that failed or did not finish, after `seconds` of the run.
+std::vector<RankFailure> failures_of(Shared& shared,
+                                     const std::vector<MeshDim>& shape,
+                                     const SimulateOptions& options,
+                                     std::chrono::milliseconds grace,
+                                     double seconds) {
+  std::vector<RankFailure> failures;
+  std::lock_guard<std::mutex> lock(shared.mu);
+  for (int r = 0; r < static_cast<int>(shared.slots.size()); ++r) {
+    RankSlot& s = shared.slots[r];
+    if (!s.done) {
+      const bool past_deadline = seconds * 1000 >= options.deadline.count();
+      std::ostringstream os;
+      os << "did not finish within "
+         << (past_deadline ? "the deadline of " +
+                                 std::to_string(options.deadline.count()) +
+                                 " ms of the whole run"
+                           : std::to_string(grace.count()) +
+                                 " ms (twice the timeout) after the first rank "
+                                 "finished")
+         << " (an endless loop, a wait on something that never happens, "
+            "or a collective the other ranks never call); its thread is "
+            "left running";
+      failures.push_back(
+          {r, print_coordinates(shape, r), true, os.str(), nullptr});
+    } else if (s.failed) {
+      failures.push_back(
+          {r, print_coordinates(shape, r), false, s.message, s.error});
+    }
+  }
+  return failures;
+}
+
+Simulation simulate_values(const std::vector<MeshDim>& shape,
+                           const RankProgram& program,
+                           const SimulateOptions& options) {
+  const int size = static_cast<int>(mesh_size(shape));
+  const auto start = Clock::now();
+  auto shared = std::make_shared<Shared>();
+  shared->slots.resize(size);
+  std::vector<std::thread> threads =
+      start_ranks(shared, shape, program, options, size);
+  const auto grace = 2 * options.timeout;
+  const bool all_done = wait_for_ranks(*shared, size, start, options, grace);
   const double seconds =
       std::chrono::duration<double>(Clock::now() - start).count();
-
-  std::vector<RankFailure> failures;
-  {
-    std::lock_guard<std::mutex> lock(shared->mu);
-    for (int r = 0; r < size; ++r) {
-      RankSlot& s = shared->slots[r];
-      if (!s.done) {
-        const bool past_deadline = seconds * 1000 >= options.deadline.count();
-        std::ostringstream os;
-        os << "did not finish within "
-           << (past_deadline
-                   ? "the deadline of " +
-                         std::to_string(options.deadline.count()) +
-                         " ms of the whole run"
-                   : std::to_string(grace.count()) +
-                         " ms (twice the timeout) after the first rank "
-                         "finished")
-           << " (an endless loop, a wait on something that never happens, "
-              "or a collective the other ranks never call); its thread is "
-              "left running";
-        failures.push_back(
-            {r, print_coordinates(shape, r), true, os.str(), nullptr});
-      } else if (s.failed) {
-        failures.push_back(
-            {r, print_coordinates(shape, r), false, s.message, s.error});
-      }
-    }
-  }
+  std::vector<RankFailure> failures =
+      failures_of(*shared, shape, options, grace, seconds);
   for (int r = 0; r < size; ++r) {
     if (all_done || shared->slots[r].done) {
       threads[r].join();

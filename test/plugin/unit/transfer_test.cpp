@@ -6,6 +6,7 @@
 #include "Transfer.h"
 
 #include <gtest/gtest.h>
+#include <spmd/core/collective_options.h>
 
 #include "Dataflow.h"
 #include "Problems.h"
@@ -159,6 +160,83 @@ TEST(Transfer, WideningKeepsReporting) {
   bool SawRelu = false;
   for (const Problem &P : T.R.Problems) SawRelu |= P.Kind == DiagKind::OpType;
   EXPECT_TRUE(SawRelu);
+}
+
+// A raw c10d collective on a typed tensor is a problem of its own code: the
+// call and the typed argument, no core verdict and no text.
+TEST(Transfer, RawC10dIsACodeWithoutText) {
+  Analysed T(R"(
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+void f(c10d::ProcessGroup &pg, SPMD_TYPE(dp = P) Tensor g, Tensor u) {
+  std::vector<Tensor> gs{g};
+  pg.allreduce(gs)->wait();
+  std::vector<Tensor> us{u};
+  pg.allreduce(us)->wait();
+})");
+  ASSERT_TRUE(T.AST);
+  ASSERT_EQ(T.R.Problems.size(), 1u);
+  const Problem &P = T.R.Problems[0];
+  EXPECT_EQ(P.Kind, DiagKind::OpType);
+  EXPECT_EQ(P.Code, ProblemCode::RawC10d);
+  ASSERT_TRUE(P.Call);
+  EXPECT_EQ(P.Call->getDirectCallee()->getName(), "allreduce");
+  EXPECT_EQ(T.line(P.Loc), 6u);
+  EXPECT_FALSE(P.Error);
+}
+
+/// The definition of `NS::Name` at namespace scope, or null.
+const clang::CXXRecordDecl *findRecord(clang::ASTContext &Ctx,
+                                       llvm::StringRef NS,
+                                       llvm::StringRef Name) {
+  for (const clang::Decl *D : Ctx.getTranslationUnitDecl()->decls())
+    if (const auto *N = llvm::dyn_cast<clang::NamespaceDecl>(D);
+        N && N->getName() == NS)
+      for (const clang::Decl *M : N->decls())
+        if (const auto *R = llvm::dyn_cast<clang::CXXRecordDecl>(M);
+            R && R->getIdentifier() && R->getName() == Name &&
+            R->isThisDeclarationADefinition())
+          return R;
+  return nullptr;
+}
+
+// The plugin reads an options initializer through the core's table, by
+// field name and position; the table must describe the runtime's real
+// spmd::CollectiveOptions field for field, in declaration order.
+TEST(Transfer, CoreOptionsTableMatchesTheRuntimeStruct) {
+  Analysed T("");
+  ASSERT_TRUE(T.AST);
+  const clang::CXXRecordDecl *RD =
+      findRecord(T.AST->getASTContext(), "spmd", "CollectiveOptions");
+  ASSERT_TRUE(RD);
+  const auto &Table = core::collective_options();
+  size_t I = 0;
+  for (const clang::FieldDecl *F : RD->fields()) {
+    SCOPED_TRACE(F->getName().str());
+    ASSERT_LT(I, Table.size());
+    const core::CollectiveOptionInfo &O = Table[I++];
+    EXPECT_EQ(F->getName(), O.name);
+    EXPECT_EQ(core::find_option(F->getName()), &O);
+    std::string Type = F->getType().getAsString();
+    switch (O.type) {
+      case core::OptionType::Bool:
+        EXPECT_TRUE(F->getType()->isBooleanType()) << Type;
+        break;
+      case core::OptionType::Dim:
+        EXPECT_NE(Type.find("optional<int64_t>"), std::string::npos) << Type;
+        break;
+      case core::OptionType::Sizes:
+        EXPECT_NE(Type.find("vector<int64_t>"), std::string::npos) << Type;
+        break;
+      case core::OptionType::Dtype:
+        EXPECT_NE(Type.find("optional<c10::ScalarType>"), std::string::npos)
+            << Type;
+        break;
+      case core::OptionType::BackwardOptions:
+        EXPECT_NE(Type.find("BackwardOptions"), std::string::npos) << Type;
+        break;
+    }
+  }
+  EXPECT_EQ(I, Table.size());
 }
 
 }  // namespace
