@@ -246,9 +246,8 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
       extents.push_back(row_of(s)[kFreeExtent]);
   if (payload.defined()) {
     // Every rank's data: the same dtype and shape as ours (checked above).
-    at::Tensor bytes = all.view(at::kByte)
-                           .narrow(1, kSlots * 8, payload_bytes)
-                           .contiguous();
+    at::Tensor bytes =
+        all.view(at::kByte).narrow(1, kSlots * 8, payload_bytes).contiguous();
     *gathered =
         bytes.view(payload.scalar_type()).view({site.n, payload.numel()});
   }
