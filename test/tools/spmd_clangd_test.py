@@ -417,7 +417,9 @@ def case_cancel():
     slow = many_functions(6000, bad=False)
     client.notify("textDocument/didOpen", {"textDocument": {
         "uri": URI, "languageId": "cpp", "version": 1, "text": slow}})
-    time.sleep(1.0)  # the analysis of version 1 is under way
+    # The edit must arrive while version 1 is being analysed (a fixed sleep
+    # raced with a loaded machine: version 1 could still be queued).
+    client.wait_stderr("analysing", TIMEOUT)  # "analysing <path>, version 1"
     did_change(client, 2, [{"text": BAD_TEXT}])
     line = client.wait_stderr("cancelled", TIMEOUT)
     check("(version 1)" in line, "version 1 cancelled by the edit: " + line,

@@ -760,6 +760,11 @@ void Proxy::workerLoop() {
       for (const auto &E : Docs)
         Overlays.push_back({E.second.Path, E.second.Text});
     }
+    // Said before the work starts, so a client (or a test) knows which
+    // version an edit arriving now will cancel.
+    log(llvm::formatv("analysing {0}, version {1}", Snapshot.Path,
+                      Snapshot.Version)
+            .str());
     // Forget the preambles of closed documents.
     for (auto P = Preambles.begin(); P != Preambles.end();)
       P = llvm::any_of(Overlays,
