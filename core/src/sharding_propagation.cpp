@@ -871,349 +871,428 @@ Result<AxisOutcome> view_like(std::string_view op, const AxisArg& x,
   return unknown(out_rank);
 }
 
-Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
-                             const std::vector<AxisArg>& ts,
-                             const ShardingArgs& args, std::string_view axis) {
-  // cat / stack take every tensor; the others act on args[0].
-  if (name == "cat" || name == "concat" || name == "concatenate" ||
-      name == "stack") {
-    bool stack = name == "stack";
-    std::optional<long> rank, sd;
-    std::size_t who = 0;
-    for (std::size_t i = 0; i < ts.size(); ++i) {
-      if (ts[i].placement.kind == K::Unknown || !ts[i].shape.rank_known())
-        return unknown();
-      rank = ts[i].shape.rank();
-      if (ts[i].placement.kind == K::Partial)
-        return no_strategy(op, axis, arg(i) + " is a pending sum (P)",
-                           "all_reduce it first");
-      if (!ts[i].placement.is_shard()) continue;
-      if (sd && *sd != ts[i].placement.dim)
-        return no_strategy(op, axis,
-                           arg(who) + " is sharded on dim " +
-                               std::to_string(*sd) + " but " + arg(i) +
-                               " on dim " + std::to_string(ts[i].placement.dim),
-                           "shard every input on the same dim");
-      sd = ts[i].placement.dim;
-      who = i;
-    }
-    if (!rank) return unknown();
-    long out_rank = stack ? *rank + 1 : *rank;
-    if (!sd) return out(Placement::replicate(), out_rank);
-    for (std::size_t i = 0; i < ts.size(); ++i)
-      if (!ts[i].placement.is_shard())
-        return no_strategy(
-            op, axis,
-            arg(who) + " is sharded on dim " + std::to_string(*sd) + " but " +
-                arg(i) + " is " + ts[i].placement.to_string() +
-                ": every input must be sharded the same way",
-            "spmd::convert(" + arg(i) + ", " + std::string(axis) + ", R, S(" +
-                std::to_string(*sd) + "))");
-    if (!args.known) return unknown(out_rank);
-    long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
-    auto dim = dim_arg(op, axis, raw, out_rank);
-    if (!dim) return dim.error();
-    if (stack)
-      return out(Placement::shard(*sd >= *dim ? *sd + 1 : *sd), out_rank);
-    if (*dim == *sd)
+// cat / concat / concatenate / stack: every input sharded on the same dim;
+// cat must not concatenate along it, stack shifts it past the new dim.
+Result<AxisOutcome> cat_stack(std::string_view op, const std::string& name,
+                              const std::vector<AxisArg>& ts,
+                              const ShardingArgs& args, std::string_view axis) {
+  bool stack = name == "stack";
+  std::optional<long> rank, sd;
+  std::size_t who = 0;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].placement.kind == K::Unknown || !ts[i].shape.rank_known())
+      return unknown();
+    rank = ts[i].shape.rank();
+    if (ts[i].placement.kind == K::Partial)
+      return no_strategy(op, axis, arg(i) + " is a pending sum (P)",
+                         "all_reduce it first");
+    if (!ts[i].placement.is_shard()) continue;
+    if (sd && *sd != ts[i].placement.dim)
       return no_strategy(op, axis,
-                         "it concatenates along dim " + std::to_string(*sd) +
-                             ", which " + std::string(axis) +
-                             " shards: the result would interleave the "
-                             "ranks' shards",
-                         "concatenate along another dim, or all_gather the "
-                         "inputs first");
-    return out(Placement::shard(*sd), out_rank);
+                         arg(who) + " is sharded on dim " +
+                             std::to_string(*sd) + " but " + arg(i) +
+                             " on dim " + std::to_string(ts[i].placement.dim),
+                         "shard every input on the same dim");
+    sd = ts[i].placement.dim;
+    who = i;
   }
+  if (!rank) return unknown();
+  long out_rank = stack ? *rank + 1 : *rank;
+  if (!sd) return out(Placement::replicate(), out_rank);
+  for (std::size_t i = 0; i < ts.size(); ++i)
+    if (!ts[i].placement.is_shard())
+      return no_strategy(op, axis,
+                         arg(who) + " is sharded on dim " +
+                             std::to_string(*sd) + " but " + arg(i) + " is " +
+                             ts[i].placement.to_string() +
+                             ": every input must be sharded the same way",
+                         "spmd::convert(" + arg(i) + ", " + std::string(axis) +
+                             ", R, S(" + std::to_string(*sd) + "))");
+  if (!args.known) return unknown(out_rank);
+  long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
+  auto dim = dim_arg(op, axis, raw, out_rank);
+  if (!dim) return dim.error();
+  if (stack)
+    return out(Placement::shard(*sd >= *dim ? *sd + 1 : *sd), out_rank);
+  if (*dim == *sd)
+    return no_strategy(op, axis,
+                       "it concatenates along dim " + std::to_string(*sd) +
+                           ", which " + std::string(axis) +
+                           " shards: the result would interleave the "
+                           "ranks' shards",
+                       "concatenate along another dim, or all_gather the "
+                       "inputs first");
+  return out(Placement::shard(*sd), out_rank);
+}
 
-  const AxisArg& x = ts.at(0);
-  if (x.placement.kind == K::Unknown) return unknown();
-  if (!x.shape.rank_known()) return unknown();
-  long rank = x.shape.rank();
-  bool sharded = x.placement.is_shard();
-  long d = x.placement.dim;
-  auto keep = [&](long out_rank, long nd) -> Result<AxisOutcome> {
+// args[0] of a one-tensor shape op on one axis (rank known, placement
+// known), with the two answers every such rule gives.
+struct ShapeInput {
+  std::string_view op;
+  std::string_view axis;
+  const AxisArg& x;
+  long rank;
+  bool sharded;
+  long d;  // the shard dim (meaningful when sharded)
+
+  ShapeInput(std::string_view op, std::string_view axis, const AxisArg& x)
+      : op(op),
+        axis(axis),
+        x(x),
+        rank(x.shape.rank()),
+        sharded(x.placement.is_shard()),
+        d(x.placement.dim) {}
+
+  // The shard moves to dim `nd`; an unsharded placement is kept.
+  Result<AxisOutcome> keep(long out_rank, long nd) const {
     return out(sharded ? Placement::shard(nd) : x.placement, out_rank);
-  };
-  auto on_shard = [&](const std::string& what) -> TypeError {
+  }
+  // The op works on the sharded dim in a way local indices cannot express.
+  TypeError on_shard(const std::string& what) const {
     return no_strategy(op, axis,
                        what + " dim " + std::to_string(d) + ", which " +
                            std::string(axis) + " shards (S(" +
                            std::to_string(d) +
                            "): local indices are not global indices",
                        gather_fix(axis, 0, d) + ", or index another dim");
+  }
+};
+
+// transpose / swapaxes / swapdims / movedim / moveaxis / t / mT: two dims
+// swap (or one moves); the shard follows its dim.
+Result<AxisOutcome> transpose_like(const ShapeInput& s, const std::string& name,
+                                   const ShardingArgs& args) {
+  long a = 0, b = 1;
+  if (name == "t") {
+    if (s.rank < 2) return s.keep(s.rank, s.d);
+  } else if (name == "mT") {
+    a = -2;
+    b = -1;
+  } else {
+    if (args.dims.size() < 2) return unknown(s.rank);
+    a = args.dims[0];
+    b = args.dims[1];
+  }
+  auto na = dim_arg(s.op, s.axis, a, s.rank);
+  if (!na) return na.error();
+  auto nb = dim_arg(s.op, s.axis, b, s.rank);
+  if (!nb) return nb.error();
+  if (!s.sharded) return s.keep(s.rank, 0);
+  if (name == "movedim" || name == "moveaxis") {
+    std::vector<long> order;
+    for (long k = 0; k < s.rank; ++k)
+      if (k != *na) order.push_back(k);
+    order.insert(order.begin() + *nb, *na);
+    long nd = std::find(order.begin(), order.end(), s.d) - order.begin();
+    return s.keep(s.rank, nd);
+  }
+  return s.keep(s.rank, s.d == *na ? *nb : s.d == *nb ? *na : s.d);
+}
+
+// permute: the shard goes where its dim is listed.
+Result<AxisOutcome> permute(const ShapeInput& s, const ShardingArgs& args) {
+  if (static_cast<long>(args.dims.size()) != s.rank) return unknown(s.rank);
+  for (std::size_t k = 0; k < args.dims.size(); ++k) {
+    auto n = dim_arg(s.op, s.axis, args.dims[k], s.rank);
+    if (!n) return n.error();
+    if (*n == s.d) return s.keep(s.rank, static_cast<long>(k));
+  }
+  return s.keep(s.rank, s.d);
+}
+
+// view / reshape / view_as / reshape_as: see view_like.
+Result<AxisOutcome> view_reshape(const ShapeInput& s, const std::string& name,
+                                 const std::vector<AxisArg>& ts,
+                                 const ShardingArgs& args) {
+  std::vector<std::optional<long>> target = args.sizes;
+  if (name == "view_as" || name == "reshape_as") {
+    if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
+    target = *ts[1].shape.dims;
+  }
+  if (!s.sharded) return out(s.x.placement, static_cast<long>(target.size()));
+  return view_like(s.op, s.x, target, s.axis);
+}
+
+// flatten / ravel: the merged dims keep the shard only when it is on the
+// outermost dim of extent > 1.
+Result<AxisOutcome> flatten(const ShapeInput& s, const std::string& name,
+                            const ShardingArgs& args) {
+  long st = 0, e = -1;
+  if (name == "flatten" && args.has_dims && !args.dims.empty()) {
+    st = args.dims[0];
+    if (args.dims.size() > 1) e = args.dims[1];
+  }
+  if (s.rank == 0) return s.keep(1, 0);
+  auto ns = dim_arg(s.op, s.axis, st, s.rank);
+  if (!ns) return ns.error();
+  auto ne = dim_arg(s.op, s.axis, e, s.rank);
+  if (!ne) return ne.error();
+  long out_rank = s.rank - (*ne - *ns);
+  long d = s.d;
+  if (!s.sharded || d < *ns) return s.keep(out_rank, d);
+  if (d > *ne) return s.keep(out_rank, d - (*ne - *ns));
+  for (long k = *ns; k < d; ++k) {
+    auto sz = s.x.shape.size(k);
+    if (!sz) return unknown(out_rank);
+    if (*sz != 1)
+      return no_strategy(
+          s.op, s.axis,
+          "it merges dims " + std::to_string(*ns) + ".." + std::to_string(*ne) +
+              " and the shard is on the inner dim " + std::to_string(d) +
+              ": the merged dim would interleave the ranks' shards",
+          "flatten from the sharded dim on, move it first, or " +
+              gather_fix(s.axis, 0, d));
+  }
+  return s.keep(out_rank, *ns);
+}
+
+// unflatten: the sharded dim may become one dim of extent > 1 only.
+Result<AxisOutcome> unflatten(const ShapeInput& s, const ShardingArgs& args) {
+  if (args.dims.empty()) return unknown();
+  auto nd = dim_arg(s.op, s.axis, args.dims[0], s.rank);
+  if (!nd) return nd.error();
+  long k = static_cast<long>(args.sizes.size());
+  long out_rank = s.rank + k - 1;
+  long d = s.d;
+  if (!s.sharded || d < *nd) return s.keep(out_rank, d);
+  if (d > *nd) return s.keep(out_rank, d + k - 1);
+  long pos = -1;
+  for (long j = 0; j < k; ++j) {
+    if (!args.sizes[j]) return unknown(out_rank);
+    if (*args.sizes[j] == 1) continue;
+    if (pos >= 0)
+      return propagation_error(
+          s.op, s.axis,
+          "unflattening dim " + std::to_string(d) + ", which " +
+              std::string(s.axis) +
+              " shards, into multiple smaller dimensions is not supported",
+          "all_gather dim " + std::to_string(d) + " first");
+    pos = j;
+  }
+  return s.keep(out_rank, *nd + (pos < 0 ? 0 : pos));
+}
+
+// squeeze: size-1 dims go; squeezing the sharded dim is ambiguous.
+Result<AxisOutcome> squeeze(const ShapeInput& s, const ShardingArgs& args) {
+  std::vector<long> dims;
+  if (args.has_dims) {
+    for (long a : args.dims) {
+      auto n = dim_arg(s.op, s.axis, a, s.rank);
+      if (!n) return n.error();
+      dims.push_back(*n);
+    }
+  } else {
+    for (long k = 0; k < s.rank; ++k) dims.push_back(k);
+  }
+  long removed_before = 0, out_rank = s.rank;
+  for (long k : dims) {
+    auto sz = s.x.shape.size(k);
+    if (!sz) return unknown();
+    if (*sz != 1) continue;
+    --out_rank;
+    if (s.sharded && k == s.d)
+      return propagation_error(
+          s.op, s.axis,
+          "squeezing dim " + std::to_string(s.d) + " (local size 1), which " +
+              std::string(s.axis) +
+              " shards, is ambiguous: the sharded dim "
+              "disappears",
+          "all_gather dim " + std::to_string(s.d) + " first");
+    if (k < s.d) ++removed_before;
+  }
+  return s.keep(out_rank, s.d - removed_before);
+}
+
+// unsqueeze: a new dim at or before the shard shifts it.
+Result<AxisOutcome> unsqueeze(const ShapeInput& s, const ShardingArgs& args) {
+  if (args.dims.empty()) return unknown();
+  auto n = dim_arg(s.op, s.axis, args.dims[0], s.rank + 1);
+  if (!n) return n.error();
+  return s.keep(s.rank + 1, s.d >= *n ? s.d + 1 : s.d);
+}
+
+// expand / broadcast_to / expand_as: new leading dims; the sharded dim must
+// keep its local extent.
+Result<AxisOutcome> expand(const ShapeInput& s, const std::string& name,
+                           const std::vector<AxisArg>& ts,
+                           const ShardingArgs& args) {
+  std::vector<std::optional<long>> target = args.sizes;
+  if (name == "expand_as") {
+    if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
+    target = *ts[1].shape.dims;
+  }
+  long out_rank = static_cast<long>(target.size());
+  long lead = out_rank - s.rank;
+  if (lead < 0) {
+    TypeError e;
+    e.kind = ErrorKind::InvalidArgument;
+    e.axis = std::string(s.axis);
+    e.message = std::string(s.op) + ": " + std::to_string(target.size()) +
+                " sizes for a tensor of rank " + std::to_string(s.rank);
+    return e;
+  }
+  if (!s.sharded) return s.keep(out_rank, 0);
+  long d = s.d;
+  auto t = target.at(d + lead);
+  auto sz = s.x.shape.size(d);
+  if (t && *t != -1 && (!sz || *sz != *t)) {
+    if (!sz) return unknown(out_rank);
+    return no_strategy(
+        s.op, s.axis,
+        "it expands dim " + std::to_string(d) + " (local size " +
+            std::to_string(*sz) + ") to " + std::to_string(*t) + ", and " +
+            std::string(s.axis) + " shards that dim",
+        "expand the dim before sharding it, or " + gather_fix(s.axis, 0, d));
+  }
+  if (!t) return unknown(out_rank);
+  return s.keep(out_rank, d + lead);
+}
+
+// narrow / slice / select / index_select / chunk / split / tensor_split /
+// unbind: indexing or splitting along the sharded dim is an error (a
+// full-range narrow/slice is a no-op).
+Result<AxisOutcome> narrow_select_split(const ShapeInput& s,
+                                        const std::string& name,
+                                        const std::vector<AxisArg>& ts,
+                                        const ShardingArgs& args) {
+  long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
+  auto n = dim_arg(s.op, s.axis, raw, s.rank);
+  if (!n) return n.error();
+  bool removes = name == "select" || name == "unbind";
+  long out_rank = removes ? s.rank - 1 : s.rank;
+  if (name == "index_select" && ts.size() > 1 &&
+      ts[1].placement.kind != K::Replicate)
+    return ts[1].placement.kind == K::Unknown
+               ? Result<AxisOutcome>(unknown(out_rank))
+               : Result<AxisOutcome>(no_strategy(s.op, s.axis,
+                                                 "the index args[1] is sharded",
+                                                 "all_gather the index first"));
+  if (!s.sharded) return s.keep(out_rank, 0);
+  long d = s.d;
+  if (*n == d) {
+    if ((name == "narrow" || name == "slice") && args.full_range)
+      return s.keep(out_rank, d);
+    if (name == "chunk" || name == "split" || name == "tensor_split" ||
+        name == "unbind")
+      return s.on_shard("it splits along");
+    return s.on_shard("it indexes");
+  }
+  return s.keep(out_rank, removes && *n < d ? d - 1 : d);
+}
+
+// index (__getitem__): walks the subscript, dims consumed from the input and
+// dims produced; slicing or indexing the sharded dim is an error.
+Result<AxisOutcome> index_subscript(const ShapeInput& s,
+                                    const ShardingArgs& args) {
+  long n_named = 0;
+  for (const auto& it : args.index)
+    if (it.kind != IndexItem::Kind::Ellipsis &&
+        it.kind != IndexItem::Kind::NewAxis)
+      ++n_named;
+  long in_dim = 0, out_dim = 0;
+  std::optional<long> nd;
+  bool tensor_seen = false;
+  auto consume_full = [&](long count) {
+    for (long k = 0; k < count; ++k, ++in_dim, ++out_dim)
+      if (in_dim == s.d) nd = out_dim;
   };
+  for (const auto& it : args.index) {
+    switch (it.kind) {
+      case IndexItem::Kind::Ellipsis:
+        consume_full(s.rank - n_named);
+        break;
+      case IndexItem::Kind::NewAxis:
+        ++out_dim;
+        break;
+      case IndexItem::Kind::FullSlice:
+        consume_full(1);
+        break;
+      case IndexItem::Kind::Slice:
+        if (s.sharded && in_dim == s.d) return s.on_shard("it slices");
+        consume_full(1);
+        break;
+      case IndexItem::Kind::Integer:
+        if (s.sharded && in_dim == s.d) return s.on_shard("it indexes");
+        ++in_dim;
+        break;
+      case IndexItem::Kind::Tensor:
+        if (s.sharded && in_dim == s.d) return s.on_shard("it indexes");
+        tensor_seen = true;
+        ++in_dim;
+        break;
+    }
+  }
+  consume_full(s.rank - in_dim);
+  // Advanced indexing moves dims around (torch's rules); not modelled.
+  if (tensor_seen && s.sharded) return unknown();
+  if (tensor_seen) return s.keep(out_dim, 0);
+  if (!s.sharded) return s.keep(out_dim, 0);
+  if (!nd) return unknown(out_dim);
+  return s.keep(out_dim, *nd);
+}
+
+// flip / roll: moving elements along the sharded dim crosses ranks.
+Result<AxisOutcome> flip_roll(const ShapeInput& s, const ShardingArgs& args) {
+  if (!s.sharded) return s.keep(s.rank, 0);
+  if (!args.has_dims) return s.on_shard("it moves elements across");
+  for (long a : args.dims) {
+    auto n = dim_arg(s.op, s.axis, a, s.rank);
+    if (!n) return n.error();
+    if (*n == s.d) return s.on_shard("it moves elements across");
+  }
+  return s.keep(s.rank, s.d);
+}
+
+// repeat / tile: repeating along the sharded dim would interleave shards.
+Result<AxisOutcome> repeat_tile(const ShapeInput& s, const ShardingArgs& args) {
+  long out_rank = std::max(s.rank, static_cast<long>(args.sizes.size()));
+  long lead = out_rank - s.rank;
+  if (!s.sharded) return s.keep(out_rank, 0);
+  long k = s.d + static_cast<long>(args.sizes.size()) - s.rank;
+  if (k >= 0 && k < static_cast<long>(args.sizes.size())) {
+    if (!args.sizes[k]) return unknown(out_rank);
+    if (*args.sizes[k] != 1) return s.on_shard("it repeats along");
+  }
+  return s.keep(out_rank, s.d + lead);
+}
+
+// The shape-op family: picks the rule by op name.
+Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
+                             const std::vector<AxisArg>& ts,
+                             const ShardingArgs& args, std::string_view axis) {
+  // cat / stack take every tensor; the others act on args[0].
+  if (name == "cat" || name == "concat" || name == "concatenate" ||
+      name == "stack")
+    return cat_stack(op, name, ts, args, axis);
+  const AxisArg& x = ts.at(0);
+  if (x.placement.kind == K::Unknown) return unknown();
+  if (!x.shape.rank_known()) return unknown();
   if (!args.known &&
       !(name == "t" || name == "T" || name == "mT" || name == "view_as" ||
         name == "reshape_as" || name == "expand_as"))
     return unknown();
-
+  ShapeInput s(op, axis, x);
   if (name == "transpose" || name == "swapaxes" || name == "swapdims" ||
-      name == "movedim" || name == "moveaxis" || name == "t" || name == "mT") {
-    long a = 0, b = 1;
-    if (name == "t") {
-      if (rank < 2) return keep(rank, d);
-    } else if (name == "mT") {
-      a = -2;
-      b = -1;
-    } else {
-      if (args.dims.size() < 2) return unknown(rank);
-      a = args.dims[0];
-      b = args.dims[1];
-    }
-    auto na = dim_arg(op, axis, a, rank);
-    if (!na) return na.error();
-    auto nb = dim_arg(op, axis, b, rank);
-    if (!nb) return nb.error();
-    if (!sharded) return keep(rank, 0);
-    if (name == "movedim" || name == "moveaxis") {
-      std::vector<long> order;
-      for (long k = 0; k < rank; ++k)
-        if (k != *na) order.push_back(k);
-      order.insert(order.begin() + *nb, *na);
-      long nd = std::find(order.begin(), order.end(), d) - order.begin();
-      return keep(rank, nd);
-    }
-    return keep(rank, d == *na ? *nb : d == *nb ? *na : d);
-  }
-  if (name == "T") return keep(rank, rank - 1 - d);
-  if (name == "permute") {
-    if (static_cast<long>(args.dims.size()) != rank) return unknown(rank);
-    for (std::size_t k = 0; k < args.dims.size(); ++k) {
-      auto n = dim_arg(op, axis, args.dims[k], rank);
-      if (!n) return n.error();
-      if (*n == d) return keep(rank, static_cast<long>(k));
-    }
-    return keep(rank, d);
-  }
+      name == "movedim" || name == "moveaxis" || name == "t" || name == "mT")
+    return transpose_like(s, name, args);
+  if (name == "T") return s.keep(s.rank, s.rank - 1 - s.d);
+  if (name == "permute") return permute(s, args);
   if (name == "view" || name == "reshape" || name == "view_as" ||
-      name == "reshape_as") {
-    std::vector<std::optional<long>> target = args.sizes;
-    if (name == "view_as" || name == "reshape_as") {
-      if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
-      target = *ts[1].shape.dims;
-    }
-    if (!sharded) return out(x.placement, static_cast<long>(target.size()));
-    return view_like(op, x, target, axis);
-  }
-  if (name == "flatten" || name == "ravel") {
-    long s = 0, e = -1;
-    if (name == "flatten" && args.has_dims && !args.dims.empty()) {
-      s = args.dims[0];
-      if (args.dims.size() > 1) e = args.dims[1];
-    }
-    if (rank == 0) return keep(1, 0);
-    auto ns = dim_arg(op, axis, s, rank);
-    if (!ns) return ns.error();
-    auto ne = dim_arg(op, axis, e, rank);
-    if (!ne) return ne.error();
-    long out_rank = rank - (*ne - *ns);
-    if (!sharded || d < *ns) return keep(out_rank, d);
-    if (d > *ne) return keep(out_rank, d - (*ne - *ns));
-    for (long k = *ns; k < d; ++k) {
-      auto sz = x.shape.size(k);
-      if (!sz) return unknown(out_rank);
-      if (*sz != 1)
-        return no_strategy(
-            op, axis,
-            "it merges dims " + std::to_string(*ns) + ".." +
-                std::to_string(*ne) + " and the shard is on the inner dim " +
-                std::to_string(d) +
-                ": the merged dim would interleave the ranks' shards",
-            "flatten from the sharded dim on, move it first, or " +
-                gather_fix(axis, 0, d));
-    }
-    return keep(out_rank, *ns);
-  }
-  if (name == "unflatten") {
-    if (args.dims.empty()) return unknown();
-    auto nd = dim_arg(op, axis, args.dims[0], rank);
-    if (!nd) return nd.error();
-    long k = static_cast<long>(args.sizes.size());
-    long out_rank = rank + k - 1;
-    if (!sharded || d < *nd) return keep(out_rank, d);
-    if (d > *nd) return keep(out_rank, d + k - 1);
-    long pos = -1;
-    for (long j = 0; j < k; ++j) {
-      if (!args.sizes[j]) return unknown(out_rank);
-      if (*args.sizes[j] == 1) continue;
-      if (pos >= 0)
-        return propagation_error(
-            op, axis,
-            "unflattening dim " + std::to_string(d) + ", which " +
-                std::string(axis) +
-                " shards, into multiple smaller dimensions is not supported",
-            "all_gather dim " + std::to_string(d) + " first");
-      pos = j;
-    }
-    return keep(out_rank, *nd + (pos < 0 ? 0 : pos));
-  }
-  if (name == "squeeze") {
-    std::vector<long> dims;
-    if (args.has_dims) {
-      for (long a : args.dims) {
-        auto n = dim_arg(op, axis, a, rank);
-        if (!n) return n.error();
-        dims.push_back(*n);
-      }
-    } else {
-      for (long k = 0; k < rank; ++k) dims.push_back(k);
-    }
-    long removed_before = 0, out_rank = rank;
-    for (long k : dims) {
-      auto sz = x.shape.size(k);
-      if (!sz) return unknown();
-      if (*sz != 1) continue;
-      --out_rank;
-      if (sharded && k == d)
-        return propagation_error(
-            op, axis,
-            "squeezing dim " + std::to_string(d) + " (local size 1), which " +
-                std::string(axis) +
-                " shards, is ambiguous: the sharded dim "
-                "disappears",
-            "all_gather dim " + std::to_string(d) + " first");
-      if (k < d) ++removed_before;
-    }
-    return keep(out_rank, d - removed_before);
-  }
-  if (name == "unsqueeze") {
-    if (args.dims.empty()) return unknown();
-    auto n = dim_arg(op, axis, args.dims[0], rank + 1);
-    if (!n) return n.error();
-    return keep(rank + 1, d >= *n ? d + 1 : d);
-  }
-  if (name == "expand" || name == "broadcast_to" || name == "expand_as") {
-    std::vector<std::optional<long>> target = args.sizes;
-    if (name == "expand_as") {
-      if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
-      target = *ts[1].shape.dims;
-    }
-    long out_rank = static_cast<long>(target.size());
-    long lead = out_rank - rank;
-    if (lead < 0) {
-      TypeError e;
-      e.kind = ErrorKind::InvalidArgument;
-      e.axis = std::string(axis);
-      e.message = std::string(op) + ": " + std::to_string(target.size()) +
-                  " sizes for a tensor of rank " + std::to_string(rank);
-      return e;
-    }
-    if (!sharded) return keep(out_rank, 0);
-    auto t = target.at(d + lead);
-    auto sz = x.shape.size(d);
-    if (t && *t != -1 && (!sz || *sz != *t)) {
-      if (!sz) return unknown(out_rank);
-      return no_strategy(
-          op, axis,
-          "it expands dim " + std::to_string(d) + " (local size " +
-              std::to_string(*sz) + ") to " + std::to_string(*t) + ", and " +
-              std::string(axis) + " shards that dim",
-          "expand the dim before sharding it, or " + gather_fix(axis, 0, d));
-    }
-    if (!t) return unknown(out_rank);
-    return keep(out_rank, d + lead);
-  }
+      name == "reshape_as")
+    return view_reshape(s, name, ts, args);
+  if (name == "flatten" || name == "ravel") return flatten(s, name, args);
+  if (name == "unflatten") return unflatten(s, args);
+  if (name == "squeeze") return squeeze(s, args);
+  if (name == "unsqueeze") return unsqueeze(s, args);
+  if (name == "expand" || name == "broadcast_to" || name == "expand_as")
+    return expand(s, name, ts, args);
   if (name == "narrow" || name == "slice" || name == "select" ||
       name == "index_select" || name == "chunk" || name == "split" ||
-      name == "tensor_split" || name == "unbind") {
-    long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
-    auto n = dim_arg(op, axis, raw, rank);
-    if (!n) return n.error();
-    bool removes = name == "select" || name == "unbind";
-    long out_rank = removes ? rank - 1 : rank;
-    if (name == "index_select" && ts.size() > 1 &&
-        ts[1].placement.kind != K::Replicate)
-      return ts[1].placement.kind == K::Unknown
-                 ? Result<AxisOutcome>(unknown(out_rank))
-                 : Result<AxisOutcome>(
-                       no_strategy(op, axis, "the index args[1] is sharded",
-                                   "all_gather the index first"));
-    if (!sharded) return keep(out_rank, 0);
-    if (*n == d) {
-      if ((name == "narrow" || name == "slice") && args.full_range)
-        return keep(out_rank, d);
-      if (name == "chunk" || name == "split" || name == "tensor_split" ||
-          name == "unbind")
-        return on_shard("it splits along");
-      return on_shard("it indexes");
-    }
-    return keep(out_rank, removes && *n < d ? d - 1 : d);
-  }
-  if (name == "index") {
-    // Walk the subscript: dims consumed from the input, dims produced.
-    long n_named = 0;
-    bool has_ellipsis = false;
-    for (const auto& it : args.index) {
-      if (it.kind == IndexItem::Kind::Ellipsis)
-        has_ellipsis = true;
-      else if (it.kind != IndexItem::Kind::NewAxis)
-        ++n_named;
-    }
-    long in_dim = 0, out_dim = 0;
-    std::optional<long> nd;
-    bool tensor_seen = false;
-    auto consume_full = [&](long count) {
-      for (long k = 0; k < count; ++k, ++in_dim, ++out_dim)
-        if (in_dim == d) nd = out_dim;
-    };
-    for (const auto& it : args.index) {
-      switch (it.kind) {
-        case IndexItem::Kind::Ellipsis:
-          consume_full(rank - n_named);
-          break;
-        case IndexItem::Kind::NewAxis:
-          ++out_dim;
-          break;
-        case IndexItem::Kind::FullSlice:
-          consume_full(1);
-          break;
-        case IndexItem::Kind::Slice:
-          if (sharded && in_dim == d) return on_shard("it slices");
-          consume_full(1);
-          break;
-        case IndexItem::Kind::Integer:
-          if (sharded && in_dim == d) return on_shard("it indexes");
-          ++in_dim;
-          break;
-        case IndexItem::Kind::Tensor:
-          if (sharded && in_dim == d) return on_shard("it indexes");
-          tensor_seen = true;
-          ++in_dim;
-          break;
-      }
-    }
-    (void)has_ellipsis;
-    long rest = rank - in_dim;
-    consume_full(rest);
-    // Advanced indexing moves dims around (torch's rules); not modelled.
-    if (tensor_seen && sharded) return unknown();
-    if (tensor_seen) return keep(out_dim, 0);
-    if (!sharded) return keep(out_dim, 0);
-    if (!nd) return unknown(out_dim);
-    return keep(out_dim, *nd);
-  }
-  if (name == "flip" || name == "roll") {
-    if (!sharded) return keep(rank, 0);
-    if (!args.has_dims) return on_shard("it moves elements across");
-    for (long a : args.dims) {
-      auto n = dim_arg(op, axis, a, rank);
-      if (!n) return n.error();
-      if (*n == d) return on_shard("it moves elements across");
-    }
-    return keep(rank, d);
-  }
-  if (name == "repeat" || name == "tile") {
-    long out_rank = std::max(rank, static_cast<long>(args.sizes.size()));
-    long lead = out_rank - rank;
-    if (!sharded) return keep(out_rank, 0);
-    long k = d + static_cast<long>(args.sizes.size()) - rank;
-    if (k >= 0 && k < static_cast<long>(args.sizes.size())) {
-      if (!args.sizes[k]) return unknown(out_rank);
-      if (*args.sizes[k] != 1) return on_shard("it repeats along");
-    }
-    return keep(out_rank, d + lead);
-  }
+      name == "tensor_split" || name == "unbind")
+    return narrow_select_split(s, name, ts, args);
+  if (name == "index") return index_subscript(s, args);
+  if (name == "flip" || name == "roll") return flip_roll(s, args);
+  if (name == "repeat" || name == "tile") return repeat_tile(s, args);
   return unknown();
 }
 
