@@ -193,6 +193,88 @@ struct Labelled {
   std::set<int> broadcastable;  // labels that may broadcast (size 1)
 };
 
+// A contraction's operands and label names, for contract's messages.
+struct ContractCall {
+  std::string_view op;
+  const std::vector<AxisArg>& ts;
+  const std::vector<std::size_t>& idx;
+  std::string_view axis;
+  const std::vector<std::string>& label_names;
+
+  std::string lname(int l) const {
+    return l < static_cast<int>(label_names.size()) ? label_names[l]
+                                                    : std::to_string(l);
+  }
+};
+
+// Operand j is S(dim) but the op gives it fewer dims.
+TypeError shard_beyond_labels(const ContractCall& c, std::size_t j, long dim,
+                              std::size_t n_labels) {
+  TypeError e;
+  e.kind = ErrorKind::InvalidArgument;
+  e.axis = std::string(c.axis);
+  e.message = std::string(c.op) + ": " + arg(c.idx[j]) + " is S(" +
+              std::to_string(dim) + ") but the op gives it only " +
+              std::to_string(n_labels) + " dims";
+  return e;
+}
+
+// Operands `who` (label L) and j (label l) are sharded on different labels.
+TypeError two_shard_labels(const ContractCall& c,
+                           const std::vector<int>& out_labels, std::size_t who,
+                           int L, std::size_t j, int l) {
+  const auto& p = c.ts[c.idx[j]].placement;
+  bool both_free = std::count(out_labels.begin(), out_labels.end(), L) &&
+                   std::count(out_labels.begin(), out_labels.end(), l);
+  return no_strategy(
+      c.op, c.axis,
+      arg(c.idx[who]) + " is sharded on dim " +
+          std::to_string(c.ts[c.idx[who]].placement.dim) + " (" + c.lname(L) +
+          ") and " + arg(c.idx[j]) + " on dim " + std::to_string(p.dim) + " (" +
+          c.lname(l) + ")" +
+          (both_free ? ": both free dims cannot be sharded by one axis"
+                     : ": one axis can shard only one dim of a "
+                       "contraction"),
+      "keep one operand sharded and all_gather the other (spmd::"
+      "all_gather(t, " +
+          std::string(c.axis) + ", S(" + std::to_string(p.dim) + "), R))");
+}
+
+// Operand `who` is sharded on label L and operand j has L (its dim k) but
+// is replicated there.
+TypeError replicated_on_label(const ContractCall& c, std::size_t who, int L,
+                              std::size_t j, long k, bool contracted) {
+  const auto& t = c.ts[c.idx[j]];
+  std::string sd = std::to_string(c.ts[c.idx[who]].placement.dim);
+  std::string axis(c.axis);
+  if (contracted) {
+    return no_strategy(
+        c.op, c.axis,
+        arg(c.idx[who]) + " is sharded on dim " + sd +
+            ", the contraction dim (" + c.lname(L) + "), but " + arg(c.idx[j]) +
+            " is replicated on its dim " + std::to_string(k) +
+            " (the same contraction dim, shape " + t.shape.to_string() +
+            "): each rank would contract a full dim with a shard",
+        "shard " + arg(c.idx[j]) + " on dim " + std::to_string(k) +
+            " as well (spmd::convert(t, " + axis + ", R, S(" +
+            std::to_string(k) +
+            ")) or feed it the sharded output of the "
+            "previous layer), which makes the result a pending sum (P); or "
+            "all_gather " +
+            arg(c.idx[who]) + " (spmd::all_gather(t, " + axis + ", S(" + sd +
+            "), R))");
+  }
+  return no_strategy(
+      c.op, c.axis,
+      arg(c.idx[who]) + " is sharded on dim " + sd + " (" + c.lname(L) +
+          ") but " + arg(c.idx[j]) + " is replicated on its dim " +
+          std::to_string(k) + " (the same dim " + c.lname(L) + ", shape " +
+          t.shape.to_string() + ")",
+      "shard " + arg(c.idx[j]) + " on dim " + std::to_string(k) +
+          " too (spmd::convert(t, " + axis + ", R, S(" + std::to_string(k) +
+          "))), or all_gather " + arg(c.idx[who]));
+}
+
 // Generic labelled rule: all shards on one label L; every operand that has L
 // is sharded on it (or broadcasts it); L in the output -> Shard, else Partial.
 Result<AxisOutcome> contract(std::string_view op,
@@ -202,10 +284,7 @@ Result<AxisOutcome> contract(std::string_view op,
                              const std::vector<int>& out_labels,
                              std::string_view axis,
                              const std::vector<std::string>& label_names) {
-  auto lname = [&](int l) {
-    return l < static_cast<int>(label_names.size()) ? label_names[l]
-                                                    : std::to_string(l);
-  };
+  const ContractCall c{op, ts, idx, axis, label_names};
   std::optional<int> L;
   std::size_t who = 0;
   long out_rank = static_cast<long>(out_labels.size());
@@ -219,32 +298,10 @@ Result<AxisOutcome> contract(std::string_view op,
                              "operand is sharded",
                          "all_reduce " + arg(idx[j]) + " first");
     if (!p.is_shard()) continue;
-    if (p.dim >= static_cast<long>(ops[j].labels.size())) {
-      TypeError e;
-      e.kind = ErrorKind::InvalidArgument;
-      e.axis = std::string(axis);
-      e.message = std::string(op) + ": " + arg(idx[j]) + " is S(" +
-                  std::to_string(p.dim) + ") but the op gives it only " +
-                  std::to_string(ops[j].labels.size()) + " dims";
-      return e;
-    }
+    if (p.dim >= static_cast<long>(ops[j].labels.size()))
+      return shard_beyond_labels(c, j, p.dim, ops[j].labels.size());
     int l = ops[j].labels[p.dim];
-    if (L && *L != l) {
-      bool both_free = std::count(out_labels.begin(), out_labels.end(), *L) &&
-                       std::count(out_labels.begin(), out_labels.end(), l);
-      return no_strategy(
-          op, axis,
-          arg(idx[who]) + " is sharded on dim " +
-              std::to_string(ts[idx[who]].placement.dim) + " (" + lname(*L) +
-              ") and " + arg(idx[j]) + " on dim " + std::to_string(p.dim) +
-              " (" + lname(l) + ")" +
-              (both_free ? ": both free dims cannot be sharded by one axis"
-                         : ": one axis can shard only one dim of a "
-                           "contraction"),
-          "keep one operand sharded and all_gather the other (spmd::"
-          "all_gather(t, " +
-              std::string(axis) + ", S(" + std::to_string(p.dim) + "), R))");
-    }
+    if (L && *L != l) return two_shard_labels(c, out_labels, who, *L, j, l);
     L = l;
     who = j;
   }
@@ -262,33 +319,7 @@ Result<AxisOutcome> contract(std::string_view op,
       if (!size) return unknown(out_rank);
       if (*size == 1) continue;
     }
-    std::string sd = std::to_string(ts[idx[who]].placement.dim);
-    if (contracted) {
-      return no_strategy(
-          op, axis,
-          arg(idx[who]) + " is sharded on dim " + sd +
-              ", the contraction dim (" + lname(*L) + "), but " + arg(idx[j]) +
-              " is replicated on its dim " + std::to_string(k) +
-              " (the same contraction dim, shape " + t.shape.to_string() +
-              "): each rank would contract a full dim with a shard",
-          "shard " + arg(idx[j]) + " on dim " + std::to_string(k) +
-              " as well (spmd::convert(t, " + std::string(axis) + ", R, S(" +
-              std::to_string(k) +
-              ")) or feed it the sharded output of the "
-              "previous layer), which makes the result a pending sum (P); or "
-              "all_gather " +
-              arg(idx[who]) + " (spmd::all_gather(t, " + std::string(axis) +
-              ", S(" + sd + "), R))");
-    }
-    return no_strategy(
-        op, axis,
-        arg(idx[who]) + " is sharded on dim " + sd + " (" + lname(*L) +
-            ") but " + arg(idx[j]) + " is replicated on its dim " +
-            std::to_string(k) + " (the same dim " + lname(*L) + ", shape " +
-            t.shape.to_string() + ")",
-        "shard " + arg(idx[j]) + " on dim " + std::to_string(k) +
-            " too (spmd::convert(t, " + std::string(axis) + ", R, S(" +
-            std::to_string(k) + "))), or all_gather " + arg(idx[who]));
+    return replicated_on_label(c, who, *L, j, k, contracted);
   }
   if (contracted) return out(Placement::partial(), out_rank);
   return out(Placement::shard(it - out_labels.begin()), out_rank);
