@@ -803,6 +803,74 @@ Result<AxisOutcome> loss(std::string_view op, const std::vector<AxisArg>& ts,
 
 // ---- shape ops -------------------------------------------------------------
 
+// The target sizes of a view with the -1 entry inferred from `total`;
+// nullopt when a target size is unknown.
+std::optional<std::vector<long>> view_sizes(
+    const std::vector<std::optional<long>>& target, long total) {
+  std::vector<long> outs;
+  long known = 1, infer = -1;
+  for (std::size_t j = 0; j < target.size(); ++j) {
+    if (!target[j]) return std::nullopt;
+    if (*target[j] == -1) {
+      infer = static_cast<long>(j);
+      outs.push_back(1);
+    } else {
+      outs.push_back(*target[j]);
+      known *= *target[j];
+    }
+  }
+  if (infer >= 0) outs[infer] = known ? total / known : 0;
+  return outs;
+}
+
+// A view of a tensor sharded on dim d: its input and output sizes, and the
+// shapes text its messages show.
+struct ViewShapes {
+  std::string_view op;
+  std::string_view axis;
+  long d;
+  const std::vector<long>& in;
+  const std::vector<long>& outs;
+  std::string shapes;  // " (local shape [..] to [..])"
+};
+
+// The sharded dim lies in the input group [ia, i), which becomes the output
+// group [ja, j): it survives only as the outermost non-1 dim of the group,
+// onto the single output dim of extent > 1.
+Result<AxisOutcome> shard_through_group(const ViewShapes& v, std::size_t ia,
+                                        std::size_t i, std::size_t ja,
+                                        std::size_t j) {
+  long d = v.d;
+  long out_rank = static_cast<long>(v.outs.size());
+  std::size_t first = ia;
+  while (first < i && v.in[first] == 1) ++first;
+  std::size_t ofirst = ja;
+  while (ofirst < j && v.outs[ofirst] == 1) ++ofirst;
+  std::size_t out_n = 0;
+  for (std::size_t k = ja; k < j; ++k) out_n += v.outs[k] != 1;
+  if (out_n > 1)
+    return propagation_error(
+        v.op, v.axis,
+        "reshaping a tensor sharded on dim " + std::to_string(d) +
+            " into multiple smaller dimensions is not supported: the "
+            "sharded dim is split across output dims" +
+            v.shapes,
+        "all_gather dim " + std::to_string(d) +
+            " before the reshape, or shard a dim that is not split");
+  if (static_cast<long>(first) != d)
+    return no_strategy(
+        v.op, v.axis,
+        "it merges dims " + std::to_string(ia) + ".." + std::to_string(i - 1) +
+            " and the shard is on the inner dim " + std::to_string(d) +
+            ": the merged dim would interleave the ranks' shards" + v.shapes,
+        "shard the outermost merged dim instead, move dim " +
+            std::to_string(d) + " first (permute) before merging, or " +
+            gather_fix(v.axis, 0, d));
+  return out(Placement::shard(static_cast<long>(ofirst)), out_rank);
+}
+
+// view / reshape of a sharded tensor: walks the input and output sizes in
+// groups of equal product; size-1 dims pair up or drop out.
 Result<AxisOutcome> view_like(std::string_view op, const AxisArg& x,
                               std::vector<std::optional<long>> target,
                               std::string_view axis) {
@@ -816,24 +884,15 @@ Result<AxisOutcome> view_like(std::string_view op, const AxisArg& x,
   }
   long total = 1;
   for (long s : in) total *= s;
-  std::vector<long> outs;
-  long known = 1, infer = -1;
-  for (std::size_t j = 0; j < target.size(); ++j) {
-    if (!target[j]) return unknown(static_cast<long>(target.size()));
-    if (*target[j] == -1) {
-      infer = static_cast<long>(j);
-      outs.push_back(1);
-    } else {
-      outs.push_back(*target[j]);
-      known *= *target[j];
-    }
-  }
-  if (infer >= 0) outs[infer] = known ? total / known : 0;
+  auto sized = view_sizes(target, total);
+  if (!sized) return unknown(static_cast<long>(target.size()));
+  const std::vector<long>& outs = *sized;
   long out_rank = static_cast<long>(outs.size());
   std::string shapes = " (local shape " + x.shape.to_string() + " to [";
   for (std::size_t j = 0; j < outs.size(); ++j)
     shapes += (j ? ", " : "") + std::to_string(outs[j]);
   shapes += "])";
+  const ViewShapes v{op, axis, d, in, outs, shapes};
   std::size_t i = 0, j = 0;
   while (i < in.size() || j < outs.size()) {
     if (i < in.size() && in[i] == 1 && (j >= outs.size() || outs[j] != 1)) {
@@ -871,33 +930,7 @@ Result<AxisOutcome> view_like(std::string_view op, const AxisArg& x,
       }
     }
     if (d < static_cast<long>(ia) || d >= static_cast<long>(i)) continue;
-    // The sharded dim is in input group [ia, i) -> output group [ja, j).
-    std::size_t first = ia;
-    while (first < i && in[first] == 1) ++first;
-    std::size_t ofirst = ja;
-    while (ofirst < j && outs[ofirst] == 1) ++ofirst;
-    std::size_t out_n = 0;
-    for (std::size_t k = ja; k < j; ++k) out_n += outs[k] != 1;
-    if (out_n > 1)
-      return propagation_error(
-          op, axis,
-          "reshaping a tensor sharded on dim " + std::to_string(d) +
-              " into multiple smaller dimensions is not supported: the "
-              "sharded dim is split across output dims" +
-              shapes,
-          "all_gather dim " + std::to_string(d) +
-              " before the reshape, or shard a dim that is not split");
-    if (static_cast<long>(first) != d)
-      return no_strategy(
-          op, axis,
-          "it merges dims " + std::to_string(ia) + ".." +
-              std::to_string(i - 1) + " and the shard is on the inner dim " +
-              std::to_string(d) +
-              ": the merged dim would interleave the ranks' shards" + shapes,
-          "shard the outermost merged dim instead, move dim " +
-              std::to_string(d) + " first (permute) before merging, or " +
-              gather_fix(axis, 0, d));
-    return out(Placement::shard(static_cast<long>(ofirst)), out_rank);
+    return shard_through_group(v, ia, i, ja, j);
   }
   return unknown(out_rank);
 }
