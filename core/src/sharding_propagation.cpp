@@ -333,6 +333,75 @@ struct Einsum {
   std::vector<std::string> names;
 };
 
+// The comma-separated operand terms of an einsum equation's left side.
+std::vector<std::string> einsum_terms(const std::string& lhs) {
+  std::vector<std::string> terms;
+  std::size_t b = 0;
+  while (true) {
+    auto c = lhs.find(',', b);
+    terms.push_back(lhs.substr(b, c - b));
+    if (c == std::string::npos) break;
+    b = c + 1;
+  }
+  return terms;
+}
+
+// The rank of the ellipsis part (the longest one an operand gives it; -1
+// when no term has "..."); nullopt when a term with "..." has an operand of
+// unknown rank.
+std::optional<long> einsum_ellipsis_rank(const std::vector<std::string>& terms,
+                                         const std::vector<AxisArg>& ts) {
+  long ell = -1;
+  for (std::size_t j = 0; j < terms.size(); ++j) {
+    const std::string& t = terms[j];
+    auto e = t.find("...");
+    if (e == std::string::npos) continue;
+    if (!ts[j].shape.rank_known()) return std::nullopt;
+    long named = static_cast<long>(t.size()) - 3;
+    ell = std::max(ell, ts[j].shape.rank() - named);
+  }
+  return ell;
+}
+
+// Label ids of an einsum: a character gets the next id at its first use
+// (and its name in `names`).
+struct EinsumIds {
+  std::map<char, int> ids;
+  std::vector<std::string>& names;
+
+  int operator()(char c) {
+    auto [it, fresh] = ids.emplace(c, static_cast<int>(ids.size()));
+    if (fresh) names.push_back(std::string(1, c));
+    return it->second;
+  }
+};
+
+// The output labels: the right side when the equation has "->"; otherwise
+// the ellipsis, then the letters used once, alphabetically.
+std::vector<int> einsum_output(bool has_arrow, const std::string& lhs,
+                               const std::string& rhs,
+                               const std::vector<int>& ell_ids, EinsumIds& id) {
+  std::vector<int> out;
+  if (has_arrow) {
+    for (std::size_t i = 0; i < rhs.size(); ++i) {
+      if (rhs.compare(i, 3, "...") == 0) {
+        out.insert(out.end(), ell_ids.begin(), ell_ids.end());
+        i += 2;
+      } else {
+        out.push_back(id(rhs[i]));
+      }
+    }
+    return out;
+  }
+  out = ell_ids;
+  std::map<char, int> count;
+  for (char c : lhs)
+    if (std::isalpha(static_cast<unsigned char>(c))) ++count[c];
+  for (auto [c, n] : count)
+    if (n == 1) out.push_back(id(c));
+  return out;
+}
+
 Result<std::optional<Einsum>> parse_einsum(std::string_view op,
                                            std::string_view axis,
                                            std::string eq,
@@ -356,45 +425,22 @@ Result<std::optional<Einsum>> parse_einsum(std::string_view op,
     rhs = eq.substr(a + 2);
     has_arrow = true;
   }
-  std::vector<std::string> terms;
-  std::size_t b = 0;
-  while (true) {
-    auto c = lhs.find(',', b);
-    terms.push_back(lhs.substr(b, c - b));
-    if (c == std::string::npos) break;
-    b = c + 1;
-  }
+  std::vector<std::string> terms = einsum_terms(lhs);
   if (terms.size() != ts.size())
     return bad(std::to_string(terms.size()) + " operands in the equation, " +
                std::to_string(ts.size()) + " tensors given");
   Einsum r;
-  std::map<char, int> ids;
-  auto id = [&](char c) {
-    auto [it, fresh] = ids.emplace(c, static_cast<int>(ids.size()));
-    if (fresh) r.names.push_back(std::string(1, c));
-    return it->second;
-  };
-  long ell = -1;  // rank of the ellipsis part (broadcast, right-aligned)
-  std::vector<std::vector<int>> ell_labels(ts.size());
-  for (std::size_t j = 0; j < terms.size(); ++j) {
-    const std::string& t = terms[j];
-    auto e = t.find("...");
-    if (e == std::string::npos) continue;
-    if (!ts[j].shape.rank_known()) return std::optional<Einsum>{};
-    long named = static_cast<long>(t.size()) - 3;
-    ell = std::max(ell, ts[j].shape.rank() - named);
-  }
-  std::vector<int> ell_ids;
-  for (long i = 0; i < ell; ++i) {
-    ell_ids.push_back(static_cast<int>(ids.size() + 1000 + i));
-  }
-  // Ellipsis labels get fresh ids after the letters.
-  int next = 0;
+  EinsumIds id{{}, r.names};
+  auto ell_rank = einsum_ellipsis_rank(terms, ts);
+  if (!ell_rank) return std::optional<Einsum>{};
+  long ell = *ell_rank;  // rank of the ellipsis part (broadcast, right-aligned)
+  // Letters get ids in order of appearance, then the ellipsis dims.
   for (char c : eq)
     if (std::isalpha(static_cast<unsigned char>(c))) id(c);
-  next = static_cast<int>(ids.size());
+  std::vector<int> ell_ids;
+  int next = static_cast<int>(id.ids.size());
   for (long i = 0; i < ell; ++i) {
-    ell_ids[i] = next + static_cast<int>(i);
+    ell_ids.push_back(next + static_cast<int>(i));
     r.names.push_back("..." + std::to_string(i));
   }
   for (std::size_t j = 0; j < terms.size(); ++j) {
@@ -422,24 +468,7 @@ Result<std::optional<Einsum>> parse_einsum(std::string_view op,
                  std::to_string(L.labels.size()) + " subscripts");
     r.ops.push_back(std::move(L));
   }
-  if (has_arrow) {
-    for (std::size_t i = 0; i < rhs.size(); ++i) {
-      if (rhs.compare(i, 3, "...") == 0) {
-        for (long k = 0; k < ell; ++k) r.out.push_back(ell_ids[k]);
-        i += 2;
-      } else {
-        r.out.push_back(id(rhs[i]));
-      }
-    }
-  } else {
-    // Implicit output: ellipsis, then letters used once, alphabetically.
-    for (long k = 0; k < ell; ++k) r.out.push_back(ell_ids[k]);
-    std::map<char, int> count;
-    for (char c : lhs)
-      if (std::isalpha(static_cast<unsigned char>(c))) ++count[c];
-    for (auto [c, n] : count)
-      if (n == 1) r.out.push_back(id(c));
-  }
+  r.out = einsum_output(has_arrow, lhs, rhs, ell_ids, id);
   return std::optional<Einsum>{std::move(r)};
 }
 
