@@ -1389,6 +1389,145 @@ Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
   return unknown();
 }
 
+// §12.2: in global mode every typed tensor operand carries a spec for every
+// V axis; the error names the op.
+Status check_global_operands(std::string_view op,
+                             const std::vector<GlobalOperand>& operands,
+                             const GlobalContext& ctx) {
+  auto is_global = [&](std::string_view a) { return ctx.is_global(a); };
+  std::size_t ti = 0;
+  for (const auto& o : operands) {
+    if (o.kind != Operand::Kind::Tensor) continue;
+    if (o.type) {
+      auto s = check_global_operand(*o.type, is_global, arg(ti));
+      if (!s) {
+        TypeError e = s.error();
+        e.message = std::string(op) + ": " + e.message;
+        return e;
+      }
+    }
+    ++ti;
+  }
+  return Ok{};
+}
+
+// The operands as the local rule (infer) sees them: their local maps.
+std::vector<Operand> local_operands(
+    const std::vector<GlobalOperand>& operands) {
+  std::vector<Operand> local_ops;
+  for (const auto& o : operands) {
+    Operand lo;
+    lo.kind = o.kind;
+    lo.position = o.position;
+    if (o.type) lo.type = o.type->local;
+    local_ops.push_back(std::move(lo));
+  }
+  return local_ops;
+}
+
+// The global axes the operands shard (first-seen order; then those whose
+// shard is unknown) and the operands' spec entries restricted to global
+// axes (for AxisOrder).
+struct InputShards {
+  std::vector<std::string> axes;
+  std::vector<SpecEntry> entries;
+};
+
+InputShards input_shards(const std::vector<GlobalOperand>& operands,
+                         const GlobalContext& ctx) {
+  InputShards in;
+  std::set<std::string> unknown_axes;
+  for (const auto& o : operands) {
+    if (o.kind != Operand::Kind::Tensor || !o.type) continue;
+    for (const auto& a : o.type->unknown_shards)
+      if (ctx.is_global(a)) unknown_axes.insert(a);
+    if (!o.type->spec) continue;
+    for (const auto& entry : o.type->spec->entries()) {
+      SpecEntry g;
+      for (const auto& a : entry)
+        if (ctx.is_global(a)) g.push_back(a);
+      for (const auto& a : g)
+        if (std::find(in.axes.begin(), in.axes.end(), a) == in.axes.end())
+          in.axes.push_back(a);
+      in.entries.push_back(std::move(g));
+    }
+  }
+  for (const auto& a : unknown_axes)
+    if (std::find(in.axes.begin(), in.axes.end(), a) == in.axes.end())
+      in.axes.push_back(a);
+  return in;
+}
+
+// The tensor operands' placements on `axis`: Shard from the spec, Unknown
+// when untyped or unknown, else R or P from the local type.
+std::vector<AxisArg> axis_view(const std::vector<GlobalOperand>& operands,
+                               const std::string& axis) {
+  std::vector<AxisArg> view;
+  for (const auto& t : operands) {
+    if (t.kind != Operand::Kind::Tensor) continue;
+    AxisArg aa;
+    aa.shape = t.shape;
+    if (!t.type || !t.type->local.has(axis)) {
+      aa.placement = Placement::unknown();
+    } else if (t.type->unknown_shards.count(axis)) {
+      aa.placement = Placement::unknown();
+    } else if (auto d =
+                   t.type->spec ? t.type->spec->dim_of(axis) : std::nullopt) {
+      aa.placement = Placement::shard(*d);
+    } else {
+      auto k = t.type->local.get(axis)->kind;
+      aa.placement = k == TypeKind::Partial ? Placement::partial()
+                                            : Placement::replicate();
+    }
+    view.push_back(std::move(aa));
+  }
+  return view;
+}
+
+// Writes the propagated placements into the result (§12.2): Partial
+// promotes V to P, Shard(d) goes into the output spec (axes on one dim
+// ordered by `order`), Unknown (or a shard without an output rank) becomes
+// an unknown shard.
+Status combine_placements(std::string_view op,
+                          const std::vector<std::string>& axes,
+                          const std::map<std::string, Placement>& placed,
+                          const AxisOrder& order, GlobalResult& res) {
+  std::map<long, std::vector<std::string>> by_dim;
+  for (const auto& a : axes) {
+    auto it = placed.find(a);
+    if (it == placed.end()) continue;
+    Placement p = it->second;
+    auto local_t = res.type.local.get(a);
+    switch (p.kind) {
+      case K::Partial:
+        if (local_t && local_t->kind == TypeKind::Varying)
+          res.type.local.set(a, spmd::types::P);  // §12.2 promotion
+        break;
+      case K::Shard:
+        if (!res.out_rank) {
+          res.type.unknown_shards.insert(a);
+        } else {
+          by_dim[p.dim].push_back(a);
+        }
+        break;
+      case K::Unknown:
+        res.type.unknown_shards.insert(a);
+        break;
+      case K::Replicate:
+        break;
+    }
+  }
+  if (by_dim.empty()) return Ok{};
+  PartitionSpec spec = PartitionSpec::none(*res.out_rank);
+  for (auto& [dim, list] : by_dim) {
+    auto entry = order.order(op, dim, list);
+    if (!entry) return entry.error();
+    for (const auto& a : *entry) spec = spec.with_innermost(dim, a);
+  }
+  res.type.spec = spec;
+  return Ok{};
+}
+
 }  // namespace
 
 // ---- public
@@ -1604,33 +1743,10 @@ Result<GlobalResult> infer_global(std::string_view op,
                                   const std::vector<GlobalOperand>& operands,
                                   const ShardingArgs& args,
                                   const GlobalContext& ctx) {
-  auto is_global = [&](std::string_view a) { return ctx.is_global(a); };
-  // §12.2: operands of a global op carry a spec for every V axis.
-  std::size_t ti = 0;
-  if (ctx.global) {
-    for (const auto& o : operands) {
-      if (o.kind != Operand::Kind::Tensor) continue;
-      if (o.type) {
-        auto s = check_global_operand(*o.type, is_global, arg(ti));
-        if (!s) {
-          TypeError e = s.error();
-          e.message = std::string(op) + ": " + e.message;
-          return e;
-        }
-      }
-      ++ti;
-    }
-  }
+  if (ctx.global)
+    if (auto s = check_global_operands(op, operands, ctx); !s) return s.error();
   // Local rule first.
-  std::vector<Operand> local_ops;
-  for (const auto& o : operands) {
-    Operand lo;
-    lo.kind = o.kind;
-    lo.position = o.position;
-    if (o.type) lo.type = o.type->local;
-    local_ops.push_back(std::move(lo));
-  }
-  auto local = infer(op, local_ops, ctx.local);
+  auto local = infer(op, local_operands(operands), ctx.local);
   if (!local) return local.error();
   GlobalResult res;
   res.type.local = *local;
@@ -1638,99 +1754,20 @@ Result<GlobalResult> infer_global(std::string_view op,
 
   // Global shard axes, ordered by the input specs' tuples; conflicting
   // orders are an error (AxisOrder).
-  std::vector<std::string> shard_axes;
-  std::vector<SpecEntry> input_entries;
-  std::set<std::string> unknown_axes;
-  for (const auto& o : operands) {
-    if (o.kind != Operand::Kind::Tensor || !o.type) continue;
-    for (const auto& a : o.type->unknown_shards)
-      if (is_global(a)) unknown_axes.insert(a);
-    if (!o.type->spec) continue;
-    for (const auto& entry : o.type->spec->entries()) {
-      SpecEntry g;
-      for (const auto& a : entry)
-        if (is_global(a)) g.push_back(a);
-      for (const auto& a : g)
-        if (std::find(shard_axes.begin(), shard_axes.end(), a) ==
-            shard_axes.end())
-          shard_axes.push_back(a);
-      input_entries.push_back(std::move(g));
-    }
-  }
-  auto order = AxisOrder::of(op, input_entries);
+  InputShards in = input_shards(operands, ctx);
+  auto order = AxisOrder::of(op, in.entries);
   if (!order) return order.error();
-  // Operand views per axis.
-  std::vector<const GlobalOperand*> tensors;
-  for (const auto& o : operands)
-    if (o.kind == Operand::Kind::Tensor) tensors.push_back(&o);
-
   std::map<std::string, Placement> placed;
-  std::optional<long> out_rank;
-  std::vector<std::string> axes = shard_axes;
-  for (const auto& a : unknown_axes)
-    if (std::find(axes.begin(), axes.end(), a) == axes.end()) axes.push_back(a);
-  for (const auto& a : axes) {
+  for (const auto& a : in.axes) {
     if (!res.type.local.has(a)) continue;  // skipped by permissive inference
-    std::vector<AxisArg> view;
-    for (const auto* t : tensors) {
-      AxisArg aa;
-      aa.shape = t->shape;
-      if (!t->type || !t->type->local.has(a)) {
-        aa.placement = Placement::unknown();
-      } else if (t->type->unknown_shards.count(a)) {
-        aa.placement = Placement::unknown();
-      } else if (auto d =
-                     t->type->spec ? t->type->spec->dim_of(a) : std::nullopt) {
-        aa.placement = Placement::shard(*d);
-      } else {
-        auto k = t->type->local.get(a)->kind;
-        aa.placement = k == TypeKind::Partial ? Placement::partial()
-                                              : Placement::replicate();
-      }
-      view.push_back(std::move(aa));
-    }
-    auto r = propagate_axis(op, view, args, a);
+    auto r = propagate_axis(op, axis_view(operands, a), args, a);
     if (!r) return r.error();
     if (!r->note.empty()) res.notes.push_back(r->note);
-    if (r->out_rank) out_rank = r->out_rank;
+    if (r->out_rank) res.out_rank = r->out_rank;
     placed[a] = r->placement;
   }
-  res.out_rank = out_rank;
-  // Combine.
-  std::map<long, std::vector<std::string>> by_dim;
-  for (const auto& a : axes) {
-    auto it = placed.find(a);
-    if (it == placed.end()) continue;
-    Placement p = it->second;
-    auto local_t = res.type.local.get(a);
-    switch (p.kind) {
-      case K::Partial:
-        if (local_t && local_t->kind == TypeKind::Varying)
-          res.type.local.set(a, spmd::types::P);  // §12.2 promotion
-        break;
-      case K::Shard:
-        if (!out_rank) {
-          res.type.unknown_shards.insert(a);
-        } else {
-          by_dim[p.dim].push_back(a);
-        }
-        break;
-      case K::Unknown:
-        res.type.unknown_shards.insert(a);
-        break;
-      case K::Replicate:
-        break;
-    }
-  }
-  if (!by_dim.empty()) {
-    PartitionSpec spec = PartitionSpec::none(*out_rank);
-    for (auto& [dim, list] : by_dim) {
-      auto entry = order->order(op, dim, list);
-      if (!entry) return entry.error();
-      for (const auto& a : *entry) spec = spec.with_innermost(dim, a);
-    }
-    res.type.spec = spec;
-  }
+  if (auto s = combine_placements(op, in.axes, placed, *order, res); !s)
+    return s.error();
   return res;
 }
 
