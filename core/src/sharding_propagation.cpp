@@ -1739,6 +1739,15 @@ bool GlobalContext::is_global(std::string_view axis) const {
          local_axes.end();
 }
 
+void drop_shards_of_unvarying_axes(GlobalType& g) {
+  for (const auto& [axis, t] : g.local.map()) {
+    if (t.kind == TypeKind::Varying) continue;
+    g.unknown_shards.erase(axis);
+    if (g.spec && g.spec->dim_of(axis)) g.spec = g.spec->without(axis);
+  }
+  if (g.spec && g.spec->all_none()) g.spec.reset();
+}
+
 Result<GlobalResult> infer_global(std::string_view op,
                                   const std::vector<GlobalOperand>& operands,
                                   const ShardingArgs& args,
@@ -1768,6 +1777,7 @@ Result<GlobalResult> infer_global(std::string_view op,
   }
   if (auto s = combine_placements(op, in.axes, placed, *order, res); !s)
     return s.error();
+  drop_shards_of_unvarying_axes(res.type);
   return res;
 }
 
