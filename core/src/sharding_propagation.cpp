@@ -193,6 +193,88 @@ struct Labelled {
   std::set<int> broadcastable;  // labels that may broadcast (size 1)
 };
 
+// A contraction's operands and label names, for contract's messages.
+struct ContractCall {
+  std::string_view op;
+  const std::vector<AxisArg>& ts;
+  const std::vector<std::size_t>& idx;
+  std::string_view axis;
+  const std::vector<std::string>& label_names;
+
+  std::string lname(int l) const {
+    return l < static_cast<int>(label_names.size()) ? label_names[l]
+                                                    : std::to_string(l);
+  }
+};
+
+// Operand j is S(dim) but the op gives it fewer dims.
+TypeError shard_beyond_labels(const ContractCall& c, std::size_t j, long dim,
+                              std::size_t n_labels) {
+  TypeError e;
+  e.kind = ErrorKind::InvalidArgument;
+  e.axis = std::string(c.axis);
+  e.message = std::string(c.op) + ": " + arg(c.idx[j]) + " is S(" +
+              std::to_string(dim) + ") but the op gives it only " +
+              std::to_string(n_labels) + " dims";
+  return e;
+}
+
+// Operands `who` (label L) and j (label l) are sharded on different labels.
+TypeError two_shard_labels(const ContractCall& c,
+                           const std::vector<int>& out_labels, std::size_t who,
+                           int L, std::size_t j, int l) {
+  const auto& p = c.ts[c.idx[j]].placement;
+  bool both_free = std::count(out_labels.begin(), out_labels.end(), L) &&
+                   std::count(out_labels.begin(), out_labels.end(), l);
+  return no_strategy(
+      c.op, c.axis,
+      arg(c.idx[who]) + " is sharded on dim " +
+          std::to_string(c.ts[c.idx[who]].placement.dim) + " (" + c.lname(L) +
+          ") and " + arg(c.idx[j]) + " on dim " + std::to_string(p.dim) + " (" +
+          c.lname(l) + ")" +
+          (both_free ? ": both free dims cannot be sharded by one axis"
+                     : ": one axis can shard only one dim of a "
+                       "contraction"),
+      "keep one operand sharded and all_gather the other (spmd::"
+      "all_gather(t, " +
+          std::string(c.axis) + ", S(" + std::to_string(p.dim) + "), R))");
+}
+
+// Operand `who` is sharded on label L and operand j has L (its dim k) but
+// is replicated there.
+TypeError replicated_on_label(const ContractCall& c, std::size_t who, int L,
+                              std::size_t j, long k, bool contracted) {
+  const auto& t = c.ts[c.idx[j]];
+  std::string sd = std::to_string(c.ts[c.idx[who]].placement.dim);
+  std::string axis(c.axis);
+  if (contracted) {
+    return no_strategy(
+        c.op, c.axis,
+        arg(c.idx[who]) + " is sharded on dim " + sd +
+            ", the contraction dim (" + c.lname(L) + "), but " + arg(c.idx[j]) +
+            " is replicated on its dim " + std::to_string(k) +
+            " (the same contraction dim, shape " + t.shape.to_string() +
+            "): each rank would contract a full dim with a shard",
+        "shard " + arg(c.idx[j]) + " on dim " + std::to_string(k) +
+            " as well (spmd::convert(t, " + axis + ", R, S(" +
+            std::to_string(k) +
+            ")) or feed it the sharded output of the "
+            "previous layer), which makes the result a pending sum (P); or "
+            "all_gather " +
+            arg(c.idx[who]) + " (spmd::all_gather(t, " + axis + ", S(" + sd +
+            "), R))");
+  }
+  return no_strategy(
+      c.op, c.axis,
+      arg(c.idx[who]) + " is sharded on dim " + sd + " (" + c.lname(L) +
+          ") but " + arg(c.idx[j]) + " is replicated on its dim " +
+          std::to_string(k) + " (the same dim " + c.lname(L) + ", shape " +
+          t.shape.to_string() + ")",
+      "shard " + arg(c.idx[j]) + " on dim " + std::to_string(k) +
+          " too (spmd::convert(t, " + axis + ", R, S(" + std::to_string(k) +
+          "))), or all_gather " + arg(c.idx[who]));
+}
+
 // Generic labelled rule: all shards on one label L; every operand that has L
 // is sharded on it (or broadcasts it); L in the output -> Shard, else Partial.
 Result<AxisOutcome> contract(std::string_view op,
@@ -202,10 +284,7 @@ Result<AxisOutcome> contract(std::string_view op,
                              const std::vector<int>& out_labels,
                              std::string_view axis,
                              const std::vector<std::string>& label_names) {
-  auto lname = [&](int l) {
-    return l < static_cast<int>(label_names.size()) ? label_names[l]
-                                                    : std::to_string(l);
-  };
+  const ContractCall c{op, ts, idx, axis, label_names};
   std::optional<int> L;
   std::size_t who = 0;
   long out_rank = static_cast<long>(out_labels.size());
@@ -219,32 +298,10 @@ Result<AxisOutcome> contract(std::string_view op,
                              "operand is sharded",
                          "all_reduce " + arg(idx[j]) + " first");
     if (!p.is_shard()) continue;
-    if (p.dim >= static_cast<long>(ops[j].labels.size())) {
-      TypeError e;
-      e.kind = ErrorKind::InvalidArgument;
-      e.axis = std::string(axis);
-      e.message = std::string(op) + ": " + arg(idx[j]) + " is S(" +
-                  std::to_string(p.dim) + ") but the op gives it only " +
-                  std::to_string(ops[j].labels.size()) + " dims";
-      return e;
-    }
+    if (p.dim >= static_cast<long>(ops[j].labels.size()))
+      return shard_beyond_labels(c, j, p.dim, ops[j].labels.size());
     int l = ops[j].labels[p.dim];
-    if (L && *L != l) {
-      bool both_free = std::count(out_labels.begin(), out_labels.end(), *L) &&
-                       std::count(out_labels.begin(), out_labels.end(), l);
-      return no_strategy(
-          op, axis,
-          arg(idx[who]) + " is sharded on dim " +
-              std::to_string(ts[idx[who]].placement.dim) + " (" + lname(*L) +
-              ") and " + arg(idx[j]) + " on dim " + std::to_string(p.dim) +
-              " (" + lname(l) + ")" +
-              (both_free ? ": both free dims cannot be sharded by one axis"
-                         : ": one axis can shard only one dim of a "
-                           "contraction"),
-          "keep one operand sharded and all_gather the other (spmd::"
-          "all_gather(t, " +
-              std::string(axis) + ", S(" + std::to_string(p.dim) + "), R))");
-    }
+    if (L && *L != l) return two_shard_labels(c, out_labels, who, *L, j, l);
     L = l;
     who = j;
   }
@@ -262,33 +319,7 @@ Result<AxisOutcome> contract(std::string_view op,
       if (!size) return unknown(out_rank);
       if (*size == 1) continue;
     }
-    std::string sd = std::to_string(ts[idx[who]].placement.dim);
-    if (contracted) {
-      return no_strategy(
-          op, axis,
-          arg(idx[who]) + " is sharded on dim " + sd +
-              ", the contraction dim (" + lname(*L) + "), but " + arg(idx[j]) +
-              " is replicated on its dim " + std::to_string(k) +
-              " (the same contraction dim, shape " + t.shape.to_string() +
-              "): each rank would contract a full dim with a shard",
-          "shard " + arg(idx[j]) + " on dim " + std::to_string(k) +
-              " as well (spmd::convert(t, " + std::string(axis) + ", R, S(" +
-              std::to_string(k) +
-              ")) or feed it the sharded output of the "
-              "previous layer), which makes the result a pending sum (P); or "
-              "all_gather " +
-              arg(idx[who]) + " (spmd::all_gather(t, " + std::string(axis) +
-              ", S(" + sd + "), R))");
-    }
-    return no_strategy(
-        op, axis,
-        arg(idx[who]) + " is sharded on dim " + sd + " (" + lname(*L) +
-            ") but " + arg(idx[j]) + " is replicated on its dim " +
-            std::to_string(k) + " (the same dim " + lname(*L) + ", shape " +
-            t.shape.to_string() + ")",
-        "shard " + arg(idx[j]) + " on dim " + std::to_string(k) +
-            " too (spmd::convert(t, " + std::string(axis) + ", R, S(" +
-            std::to_string(k) + "))), or all_gather " + arg(idx[who]));
+    return replicated_on_label(c, who, *L, j, k, contracted);
   }
   if (contracted) return out(Placement::partial(), out_rank);
   return out(Placement::shard(it - out_labels.begin()), out_rank);
@@ -301,6 +332,75 @@ struct Einsum {
   std::vector<int> out;
   std::vector<std::string> names;
 };
+
+// The comma-separated operand terms of an einsum equation's left side.
+std::vector<std::string> einsum_terms(const std::string& lhs) {
+  std::vector<std::string> terms;
+  std::size_t b = 0;
+  while (true) {
+    auto c = lhs.find(',', b);
+    terms.push_back(lhs.substr(b, c - b));
+    if (c == std::string::npos) break;
+    b = c + 1;
+  }
+  return terms;
+}
+
+// The rank of the ellipsis part (the longest one an operand gives it; -1
+// when no term has "..."); nullopt when a term with "..." has an operand of
+// unknown rank.
+std::optional<long> einsum_ellipsis_rank(const std::vector<std::string>& terms,
+                                         const std::vector<AxisArg>& ts) {
+  long ell = -1;
+  for (std::size_t j = 0; j < terms.size(); ++j) {
+    const std::string& t = terms[j];
+    auto e = t.find("...");
+    if (e == std::string::npos) continue;
+    if (!ts[j].shape.rank_known()) return std::nullopt;
+    long named = static_cast<long>(t.size()) - 3;
+    ell = std::max(ell, ts[j].shape.rank() - named);
+  }
+  return ell;
+}
+
+// Label ids of an einsum: a character gets the next id at its first use
+// (and its name in `names`).
+struct EinsumIds {
+  std::map<char, int> ids;
+  std::vector<std::string>& names;
+
+  int operator()(char c) {
+    auto [it, fresh] = ids.emplace(c, static_cast<int>(ids.size()));
+    if (fresh) names.push_back(std::string(1, c));
+    return it->second;
+  }
+};
+
+// The output labels: the right side when the equation has "->"; otherwise
+// the ellipsis, then the letters used once, alphabetically.
+std::vector<int> einsum_output(bool has_arrow, const std::string& lhs,
+                               const std::string& rhs,
+                               const std::vector<int>& ell_ids, EinsumIds& id) {
+  std::vector<int> out;
+  if (has_arrow) {
+    for (std::size_t i = 0; i < rhs.size(); ++i) {
+      if (rhs.compare(i, 3, "...") == 0) {
+        out.insert(out.end(), ell_ids.begin(), ell_ids.end());
+        i += 2;
+      } else {
+        out.push_back(id(rhs[i]));
+      }
+    }
+    return out;
+  }
+  out = ell_ids;
+  std::map<char, int> count;
+  for (char c : lhs)
+    if (std::isalpha(static_cast<unsigned char>(c))) ++count[c];
+  for (auto [c, n] : count)
+    if (n == 1) out.push_back(id(c));
+  return out;
+}
 
 Result<std::optional<Einsum>> parse_einsum(std::string_view op,
                                            std::string_view axis,
@@ -325,45 +425,22 @@ Result<std::optional<Einsum>> parse_einsum(std::string_view op,
     rhs = eq.substr(a + 2);
     has_arrow = true;
   }
-  std::vector<std::string> terms;
-  std::size_t b = 0;
-  while (true) {
-    auto c = lhs.find(',', b);
-    terms.push_back(lhs.substr(b, c - b));
-    if (c == std::string::npos) break;
-    b = c + 1;
-  }
+  std::vector<std::string> terms = einsum_terms(lhs);
   if (terms.size() != ts.size())
     return bad(std::to_string(terms.size()) + " operands in the equation, " +
                std::to_string(ts.size()) + " tensors given");
   Einsum r;
-  std::map<char, int> ids;
-  auto id = [&](char c) {
-    auto [it, fresh] = ids.emplace(c, static_cast<int>(ids.size()));
-    if (fresh) r.names.push_back(std::string(1, c));
-    return it->second;
-  };
-  long ell = -1;  // rank of the ellipsis part (broadcast, right-aligned)
-  std::vector<std::vector<int>> ell_labels(ts.size());
-  for (std::size_t j = 0; j < terms.size(); ++j) {
-    const std::string& t = terms[j];
-    auto e = t.find("...");
-    if (e == std::string::npos) continue;
-    if (!ts[j].shape.rank_known()) return std::optional<Einsum>{};
-    long named = static_cast<long>(t.size()) - 3;
-    ell = std::max(ell, ts[j].shape.rank() - named);
-  }
-  std::vector<int> ell_ids;
-  for (long i = 0; i < ell; ++i) {
-    ell_ids.push_back(static_cast<int>(ids.size() + 1000 + i));
-  }
-  // Ellipsis labels get fresh ids after the letters.
-  int next = 0;
+  EinsumIds id{{}, r.names};
+  auto ell_rank = einsum_ellipsis_rank(terms, ts);
+  if (!ell_rank) return std::optional<Einsum>{};
+  long ell = *ell_rank;  // rank of the ellipsis part (broadcast, right-aligned)
+  // Letters get ids in order of appearance, then the ellipsis dims.
   for (char c : eq)
     if (std::isalpha(static_cast<unsigned char>(c))) id(c);
-  next = static_cast<int>(ids.size());
+  std::vector<int> ell_ids;
+  int next = static_cast<int>(id.ids.size());
   for (long i = 0; i < ell; ++i) {
-    ell_ids[i] = next + static_cast<int>(i);
+    ell_ids.push_back(next + static_cast<int>(i));
     r.names.push_back("..." + std::to_string(i));
   }
   for (std::size_t j = 0; j < terms.size(); ++j) {
@@ -391,24 +468,7 @@ Result<std::optional<Einsum>> parse_einsum(std::string_view op,
                  std::to_string(L.labels.size()) + " subscripts");
     r.ops.push_back(std::move(L));
   }
-  if (has_arrow) {
-    for (std::size_t i = 0; i < rhs.size(); ++i) {
-      if (rhs.compare(i, 3, "...") == 0) {
-        for (long k = 0; k < ell; ++k) r.out.push_back(ell_ids[k]);
-        i += 2;
-      } else {
-        r.out.push_back(id(rhs[i]));
-      }
-    }
-  } else {
-    // Implicit output: ellipsis, then letters used once, alphabetically.
-    for (long k = 0; k < ell; ++k) r.out.push_back(ell_ids[k]);
-    std::map<char, int> count;
-    for (char c : lhs)
-      if (std::isalpha(static_cast<unsigned char>(c))) ++count[c];
-    for (auto [c, n] : count)
-      if (n == 1) r.out.push_back(id(c));
-  }
+  r.out = einsum_output(has_arrow, lhs, rhs, ell_ids, id);
   return std::optional<Einsum>{std::move(r)};
 }
 
@@ -772,6 +832,74 @@ Result<AxisOutcome> loss(std::string_view op, const std::vector<AxisArg>& ts,
 
 // ---- shape ops -------------------------------------------------------------
 
+// The target sizes of a view with the -1 entry inferred from `total`;
+// nullopt when a target size is unknown.
+std::optional<std::vector<long>> view_sizes(
+    const std::vector<std::optional<long>>& target, long total) {
+  std::vector<long> outs;
+  long known = 1, infer = -1;
+  for (std::size_t j = 0; j < target.size(); ++j) {
+    if (!target[j]) return std::nullopt;
+    if (*target[j] == -1) {
+      infer = static_cast<long>(j);
+      outs.push_back(1);
+    } else {
+      outs.push_back(*target[j]);
+      known *= *target[j];
+    }
+  }
+  if (infer >= 0) outs[infer] = known ? total / known : 0;
+  return outs;
+}
+
+// A view of a tensor sharded on dim d: its input and output sizes, and the
+// shapes text its messages show.
+struct ViewShapes {
+  std::string_view op;
+  std::string_view axis;
+  long d;
+  const std::vector<long>& in;
+  const std::vector<long>& outs;
+  std::string shapes;  // " (local shape [..] to [..])"
+};
+
+// The sharded dim lies in the input group [ia, i), which becomes the output
+// group [ja, j): it survives only as the outermost non-1 dim of the group,
+// onto the single output dim of extent > 1.
+Result<AxisOutcome> shard_through_group(const ViewShapes& v, std::size_t ia,
+                                        std::size_t i, std::size_t ja,
+                                        std::size_t j) {
+  long d = v.d;
+  long out_rank = static_cast<long>(v.outs.size());
+  std::size_t first = ia;
+  while (first < i && v.in[first] == 1) ++first;
+  std::size_t ofirst = ja;
+  while (ofirst < j && v.outs[ofirst] == 1) ++ofirst;
+  std::size_t out_n = 0;
+  for (std::size_t k = ja; k < j; ++k) out_n += v.outs[k] != 1;
+  if (out_n > 1)
+    return propagation_error(
+        v.op, v.axis,
+        "reshaping a tensor sharded on dim " + std::to_string(d) +
+            " into multiple smaller dimensions is not supported: the "
+            "sharded dim is split across output dims" +
+            v.shapes,
+        "all_gather dim " + std::to_string(d) +
+            " before the reshape, or shard a dim that is not split");
+  if (static_cast<long>(first) != d)
+    return no_strategy(
+        v.op, v.axis,
+        "it merges dims " + std::to_string(ia) + ".." + std::to_string(i - 1) +
+            " and the shard is on the inner dim " + std::to_string(d) +
+            ": the merged dim would interleave the ranks' shards" + v.shapes,
+        "shard the outermost merged dim instead, move dim " +
+            std::to_string(d) + " first (permute) before merging, or " +
+            gather_fix(v.axis, 0, d));
+  return out(Placement::shard(static_cast<long>(ofirst)), out_rank);
+}
+
+// view / reshape of a sharded tensor: walks the input and output sizes in
+// groups of equal product; size-1 dims pair up or drop out.
 Result<AxisOutcome> view_like(std::string_view op, const AxisArg& x,
                               std::vector<std::optional<long>> target,
                               std::string_view axis) {
@@ -785,24 +913,15 @@ Result<AxisOutcome> view_like(std::string_view op, const AxisArg& x,
   }
   long total = 1;
   for (long s : in) total *= s;
-  std::vector<long> outs;
-  long known = 1, infer = -1;
-  for (std::size_t j = 0; j < target.size(); ++j) {
-    if (!target[j]) return unknown(static_cast<long>(target.size()));
-    if (*target[j] == -1) {
-      infer = static_cast<long>(j);
-      outs.push_back(1);
-    } else {
-      outs.push_back(*target[j]);
-      known *= *target[j];
-    }
-  }
-  if (infer >= 0) outs[infer] = known ? total / known : 0;
+  auto sized = view_sizes(target, total);
+  if (!sized) return unknown(static_cast<long>(target.size()));
+  const std::vector<long>& outs = *sized;
   long out_rank = static_cast<long>(outs.size());
   std::string shapes = " (local shape " + x.shape.to_string() + " to [";
   for (std::size_t j = 0; j < outs.size(); ++j)
     shapes += (j ? ", " : "") + std::to_string(outs[j]);
   shapes += "])";
+  const ViewShapes v{op, axis, d, in, outs, shapes};
   std::size_t i = 0, j = 0;
   while (i < in.size() || j < outs.size()) {
     if (i < in.size() && in[i] == 1 && (j >= outs.size() || outs[j] != 1)) {
@@ -840,381 +959,573 @@ Result<AxisOutcome> view_like(std::string_view op, const AxisArg& x,
       }
     }
     if (d < static_cast<long>(ia) || d >= static_cast<long>(i)) continue;
-    // The sharded dim is in input group [ia, i) -> output group [ja, j).
-    std::size_t first = ia;
-    while (first < i && in[first] == 1) ++first;
-    std::size_t ofirst = ja;
-    while (ofirst < j && outs[ofirst] == 1) ++ofirst;
-    std::size_t out_n = 0;
-    for (std::size_t k = ja; k < j; ++k) out_n += outs[k] != 1;
-    if (out_n > 1)
-      return propagation_error(
-          op, axis,
-          "reshaping a tensor sharded on dim " + std::to_string(d) +
-              " into multiple smaller dimensions is not supported: the "
-              "sharded dim is split across output dims" +
-              shapes,
-          "all_gather dim " + std::to_string(d) +
-              " before the reshape, or shard a dim that is not split");
-    if (static_cast<long>(first) != d)
-      return no_strategy(
-          op, axis,
-          "it merges dims " + std::to_string(ia) + ".." +
-              std::to_string(i - 1) + " and the shard is on the inner dim " +
-              std::to_string(d) +
-              ": the merged dim would interleave the ranks' shards" + shapes,
-          "shard the outermost merged dim instead, move dim " +
-              std::to_string(d) + " first (permute) before merging, or " +
-              gather_fix(axis, 0, d));
-    return out(Placement::shard(static_cast<long>(ofirst)), out_rank);
+    return shard_through_group(v, ia, i, ja, j);
   }
   return unknown(out_rank);
 }
 
-Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
-                             const std::vector<AxisArg>& ts,
-                             const ShardingArgs& args, std::string_view axis) {
-  // cat / stack take every tensor; the others act on args[0].
-  if (name == "cat" || name == "concat" || name == "concatenate" ||
-      name == "stack") {
-    bool stack = name == "stack";
-    std::optional<long> rank, sd;
-    std::size_t who = 0;
-    for (std::size_t i = 0; i < ts.size(); ++i) {
-      if (ts[i].placement.kind == K::Unknown || !ts[i].shape.rank_known())
-        return unknown();
-      rank = ts[i].shape.rank();
-      if (ts[i].placement.kind == K::Partial)
-        return no_strategy(op, axis, arg(i) + " is a pending sum (P)",
-                           "all_reduce it first");
-      if (!ts[i].placement.is_shard()) continue;
-      if (sd && *sd != ts[i].placement.dim)
-        return no_strategy(op, axis,
-                           arg(who) + " is sharded on dim " +
-                               std::to_string(*sd) + " but " + arg(i) +
-                               " on dim " + std::to_string(ts[i].placement.dim),
-                           "shard every input on the same dim");
-      sd = ts[i].placement.dim;
-      who = i;
-    }
-    if (!rank) return unknown();
-    long out_rank = stack ? *rank + 1 : *rank;
-    if (!sd) return out(Placement::replicate(), out_rank);
-    for (std::size_t i = 0; i < ts.size(); ++i)
-      if (!ts[i].placement.is_shard())
-        return no_strategy(
-            op, axis,
-            arg(who) + " is sharded on dim " + std::to_string(*sd) + " but " +
-                arg(i) + " is " + ts[i].placement.to_string() +
-                ": every input must be sharded the same way",
-            "spmd::convert(" + arg(i) + ", " + std::string(axis) + ", R, S(" +
-                std::to_string(*sd) + "))");
-    if (!args.known) return unknown(out_rank);
-    long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
-    auto dim = dim_arg(op, axis, raw, out_rank);
-    if (!dim) return dim.error();
-    if (stack)
-      return out(Placement::shard(*sd >= *dim ? *sd + 1 : *sd), out_rank);
-    if (*dim == *sd)
+// cat / concat / concatenate / stack: every input sharded on the same dim;
+// cat must not concatenate along it, stack shifts it past the new dim.
+Result<AxisOutcome> cat_stack(std::string_view op, const std::string& name,
+                              const std::vector<AxisArg>& ts,
+                              const ShardingArgs& args, std::string_view axis) {
+  bool stack = name == "stack";
+  std::optional<long> rank, sd;
+  std::size_t who = 0;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].placement.kind == K::Unknown || !ts[i].shape.rank_known())
+      return unknown();
+    rank = ts[i].shape.rank();
+    if (ts[i].placement.kind == K::Partial)
+      return no_strategy(op, axis, arg(i) + " is a pending sum (P)",
+                         "all_reduce it first");
+    if (!ts[i].placement.is_shard()) continue;
+    if (sd && *sd != ts[i].placement.dim)
       return no_strategy(op, axis,
-                         "it concatenates along dim " + std::to_string(*sd) +
-                             ", which " + std::string(axis) +
-                             " shards: the result would interleave the "
-                             "ranks' shards",
-                         "concatenate along another dim, or all_gather the "
-                         "inputs first");
-    return out(Placement::shard(*sd), out_rank);
+                         arg(who) + " is sharded on dim " +
+                             std::to_string(*sd) + " but " + arg(i) +
+                             " on dim " + std::to_string(ts[i].placement.dim),
+                         "shard every input on the same dim");
+    sd = ts[i].placement.dim;
+    who = i;
   }
+  if (!rank) return unknown();
+  long out_rank = stack ? *rank + 1 : *rank;
+  if (!sd) return out(Placement::replicate(), out_rank);
+  for (std::size_t i = 0; i < ts.size(); ++i)
+    if (!ts[i].placement.is_shard())
+      return no_strategy(op, axis,
+                         arg(who) + " is sharded on dim " +
+                             std::to_string(*sd) + " but " + arg(i) + " is " +
+                             ts[i].placement.to_string() +
+                             ": every input must be sharded the same way",
+                         "spmd::convert(" + arg(i) + ", " + std::string(axis) +
+                             ", R, S(" + std::to_string(*sd) + "))");
+  if (!args.known) return unknown(out_rank);
+  long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
+  auto dim = dim_arg(op, axis, raw, out_rank);
+  if (!dim) return dim.error();
+  if (stack)
+    return out(Placement::shard(*sd >= *dim ? *sd + 1 : *sd), out_rank);
+  if (*dim == *sd)
+    return no_strategy(op, axis,
+                       "it concatenates along dim " + std::to_string(*sd) +
+                           ", which " + std::string(axis) +
+                           " shards: the result would interleave the "
+                           "ranks' shards",
+                       "concatenate along another dim, or all_gather the "
+                       "inputs first");
+  return out(Placement::shard(*sd), out_rank);
+}
 
-  const AxisArg& x = ts.at(0);
-  if (x.placement.kind == K::Unknown) return unknown();
-  if (!x.shape.rank_known()) return unknown();
-  long rank = x.shape.rank();
-  bool sharded = x.placement.is_shard();
-  long d = x.placement.dim;
-  auto keep = [&](long out_rank, long nd) -> Result<AxisOutcome> {
+// args[0] of a one-tensor shape op on one axis (rank known, placement
+// known), with the two answers every such rule gives.
+struct ShapeInput {
+  std::string_view op;
+  std::string_view axis;
+  const AxisArg& x;
+  long rank;
+  bool sharded;
+  long d;  // the shard dim (meaningful when sharded)
+
+  ShapeInput(std::string_view op, std::string_view axis, const AxisArg& x)
+      : op(op),
+        axis(axis),
+        x(x),
+        rank(x.shape.rank()),
+        sharded(x.placement.is_shard()),
+        d(x.placement.dim) {}
+
+  // The shard moves to dim `nd`; an unsharded placement is kept.
+  Result<AxisOutcome> keep(long out_rank, long nd) const {
     return out(sharded ? Placement::shard(nd) : x.placement, out_rank);
-  };
-  auto on_shard = [&](const std::string& what) -> TypeError {
+  }
+  // The op works on the sharded dim in a way local indices cannot express.
+  TypeError on_shard(const std::string& what) const {
     return no_strategy(op, axis,
                        what + " dim " + std::to_string(d) + ", which " +
                            std::string(axis) + " shards (S(" +
                            std::to_string(d) +
                            "): local indices are not global indices",
                        gather_fix(axis, 0, d) + ", or index another dim");
+  }
+};
+
+// transpose / swapaxes / swapdims / movedim / moveaxis / t / mT: two dims
+// swap (or one moves); the shard follows its dim.
+Result<AxisOutcome> transpose_like(const ShapeInput& s, const std::string& name,
+                                   const ShardingArgs& args) {
+  long a = 0, b = 1;
+  if (name == "t") {
+    if (s.rank < 2) return s.keep(s.rank, s.d);
+  } else if (name == "mT") {
+    a = -2;
+    b = -1;
+  } else {
+    if (args.dims.size() < 2) return unknown(s.rank);
+    a = args.dims[0];
+    b = args.dims[1];
+  }
+  auto na = dim_arg(s.op, s.axis, a, s.rank);
+  if (!na) return na.error();
+  auto nb = dim_arg(s.op, s.axis, b, s.rank);
+  if (!nb) return nb.error();
+  if (!s.sharded) return s.keep(s.rank, 0);
+  if (name == "movedim" || name == "moveaxis") {
+    std::vector<long> order;
+    for (long k = 0; k < s.rank; ++k)
+      if (k != *na) order.push_back(k);
+    order.insert(order.begin() + *nb, *na);
+    long nd = std::find(order.begin(), order.end(), s.d) - order.begin();
+    return s.keep(s.rank, nd);
+  }
+  return s.keep(s.rank, s.d == *na ? *nb : s.d == *nb ? *na : s.d);
+}
+
+// permute: the shard goes where its dim is listed.
+Result<AxisOutcome> permute(const ShapeInput& s, const ShardingArgs& args) {
+  if (static_cast<long>(args.dims.size()) != s.rank) return unknown(s.rank);
+  for (std::size_t k = 0; k < args.dims.size(); ++k) {
+    auto n = dim_arg(s.op, s.axis, args.dims[k], s.rank);
+    if (!n) return n.error();
+    if (*n == s.d) return s.keep(s.rank, static_cast<long>(k));
+  }
+  return s.keep(s.rank, s.d);
+}
+
+// view / reshape / view_as / reshape_as: see view_like.
+Result<AxisOutcome> view_reshape(const ShapeInput& s, const std::string& name,
+                                 const std::vector<AxisArg>& ts,
+                                 const ShardingArgs& args) {
+  std::vector<std::optional<long>> target = args.sizes;
+  if (name == "view_as" || name == "reshape_as") {
+    if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
+    target = *ts[1].shape.dims;
+  }
+  if (!s.sharded) return out(s.x.placement, static_cast<long>(target.size()));
+  return view_like(s.op, s.x, target, s.axis);
+}
+
+// flatten / ravel: the merged dims keep the shard only when it is on the
+// outermost dim of extent > 1.
+Result<AxisOutcome> flatten(const ShapeInput& s, const std::string& name,
+                            const ShardingArgs& args) {
+  long st = 0, e = -1;
+  if (name == "flatten" && args.has_dims && !args.dims.empty()) {
+    st = args.dims[0];
+    if (args.dims.size() > 1) e = args.dims[1];
+  }
+  if (s.rank == 0) return s.keep(1, 0);
+  auto ns = dim_arg(s.op, s.axis, st, s.rank);
+  if (!ns) return ns.error();
+  auto ne = dim_arg(s.op, s.axis, e, s.rank);
+  if (!ne) return ne.error();
+  long out_rank = s.rank - (*ne - *ns);
+  long d = s.d;
+  if (!s.sharded || d < *ns) return s.keep(out_rank, d);
+  if (d > *ne) return s.keep(out_rank, d - (*ne - *ns));
+  for (long k = *ns; k < d; ++k) {
+    auto sz = s.x.shape.size(k);
+    if (!sz) return unknown(out_rank);
+    if (*sz != 1)
+      return no_strategy(
+          s.op, s.axis,
+          "it merges dims " + std::to_string(*ns) + ".." + std::to_string(*ne) +
+              " and the shard is on the inner dim " + std::to_string(d) +
+              ": the merged dim would interleave the ranks' shards",
+          "flatten from the sharded dim on, move it first, or " +
+              gather_fix(s.axis, 0, d));
+  }
+  return s.keep(out_rank, *ns);
+}
+
+// unflatten: the sharded dim may become one dim of extent > 1 only.
+Result<AxisOutcome> unflatten(const ShapeInput& s, const ShardingArgs& args) {
+  if (args.dims.empty()) return unknown();
+  auto nd = dim_arg(s.op, s.axis, args.dims[0], s.rank);
+  if (!nd) return nd.error();
+  long k = static_cast<long>(args.sizes.size());
+  long out_rank = s.rank + k - 1;
+  long d = s.d;
+  if (!s.sharded || d < *nd) return s.keep(out_rank, d);
+  if (d > *nd) return s.keep(out_rank, d + k - 1);
+  long pos = -1;
+  for (long j = 0; j < k; ++j) {
+    if (!args.sizes[j]) return unknown(out_rank);
+    if (*args.sizes[j] == 1) continue;
+    if (pos >= 0)
+      return propagation_error(
+          s.op, s.axis,
+          "unflattening dim " + std::to_string(d) + ", which " +
+              std::string(s.axis) +
+              " shards, into multiple smaller dimensions is not supported",
+          "all_gather dim " + std::to_string(d) + " first");
+    pos = j;
+  }
+  return s.keep(out_rank, *nd + (pos < 0 ? 0 : pos));
+}
+
+// squeeze: size-1 dims go; squeezing the sharded dim is ambiguous.
+Result<AxisOutcome> squeeze(const ShapeInput& s, const ShardingArgs& args) {
+  std::vector<long> dims;
+  if (args.has_dims) {
+    for (long a : args.dims) {
+      auto n = dim_arg(s.op, s.axis, a, s.rank);
+      if (!n) return n.error();
+      dims.push_back(*n);
+    }
+  } else {
+    for (long k = 0; k < s.rank; ++k) dims.push_back(k);
+  }
+  long removed_before = 0, out_rank = s.rank;
+  for (long k : dims) {
+    auto sz = s.x.shape.size(k);
+    if (!sz) return unknown();
+    if (*sz != 1) continue;
+    --out_rank;
+    if (s.sharded && k == s.d)
+      return propagation_error(
+          s.op, s.axis,
+          "squeezing dim " + std::to_string(s.d) + " (local size 1), which " +
+              std::string(s.axis) +
+              " shards, is ambiguous: the sharded dim "
+              "disappears",
+          "all_gather dim " + std::to_string(s.d) + " first");
+    if (k < s.d) ++removed_before;
+  }
+  return s.keep(out_rank, s.d - removed_before);
+}
+
+// unsqueeze: a new dim at or before the shard shifts it.
+Result<AxisOutcome> unsqueeze(const ShapeInput& s, const ShardingArgs& args) {
+  if (args.dims.empty()) return unknown();
+  auto n = dim_arg(s.op, s.axis, args.dims[0], s.rank + 1);
+  if (!n) return n.error();
+  return s.keep(s.rank + 1, s.d >= *n ? s.d + 1 : s.d);
+}
+
+// expand / broadcast_to / expand_as: new leading dims; the sharded dim must
+// keep its local extent.
+Result<AxisOutcome> expand(const ShapeInput& s, const std::string& name,
+                           const std::vector<AxisArg>& ts,
+                           const ShardingArgs& args) {
+  std::vector<std::optional<long>> target = args.sizes;
+  if (name == "expand_as") {
+    if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
+    target = *ts[1].shape.dims;
+  }
+  long out_rank = static_cast<long>(target.size());
+  long lead = out_rank - s.rank;
+  if (lead < 0) {
+    TypeError e;
+    e.kind = ErrorKind::InvalidArgument;
+    e.axis = std::string(s.axis);
+    e.message = std::string(s.op) + ": " + std::to_string(target.size()) +
+                " sizes for a tensor of rank " + std::to_string(s.rank);
+    return e;
+  }
+  if (!s.sharded) return s.keep(out_rank, 0);
+  long d = s.d;
+  auto t = target.at(d + lead);
+  auto sz = s.x.shape.size(d);
+  if (t && *t != -1 && (!sz || *sz != *t)) {
+    if (!sz) return unknown(out_rank);
+    return no_strategy(
+        s.op, s.axis,
+        "it expands dim " + std::to_string(d) + " (local size " +
+            std::to_string(*sz) + ") to " + std::to_string(*t) + ", and " +
+            std::string(s.axis) + " shards that dim",
+        "expand the dim before sharding it, or " + gather_fix(s.axis, 0, d));
+  }
+  if (!t) return unknown(out_rank);
+  return s.keep(out_rank, d + lead);
+}
+
+// narrow / slice / select / index_select / chunk / split / tensor_split /
+// unbind: indexing or splitting along the sharded dim is an error (a
+// full-range narrow/slice is a no-op).
+Result<AxisOutcome> narrow_select_split(const ShapeInput& s,
+                                        const std::string& name,
+                                        const std::vector<AxisArg>& ts,
+                                        const ShardingArgs& args) {
+  long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
+  auto n = dim_arg(s.op, s.axis, raw, s.rank);
+  if (!n) return n.error();
+  bool removes = name == "select" || name == "unbind";
+  long out_rank = removes ? s.rank - 1 : s.rank;
+  if (name == "index_select" && ts.size() > 1 &&
+      ts[1].placement.kind != K::Replicate)
+    return ts[1].placement.kind == K::Unknown
+               ? Result<AxisOutcome>(unknown(out_rank))
+               : Result<AxisOutcome>(no_strategy(s.op, s.axis,
+                                                 "the index args[1] is sharded",
+                                                 "all_gather the index first"));
+  if (!s.sharded) return s.keep(out_rank, 0);
+  long d = s.d;
+  if (*n == d) {
+    if ((name == "narrow" || name == "slice") && args.full_range)
+      return s.keep(out_rank, d);
+    if (name == "chunk" || name == "split" || name == "tensor_split" ||
+        name == "unbind")
+      return s.on_shard("it splits along");
+    return s.on_shard("it indexes");
+  }
+  return s.keep(out_rank, removes && *n < d ? d - 1 : d);
+}
+
+// index (__getitem__): walks the subscript, dims consumed from the input and
+// dims produced; slicing or indexing the sharded dim is an error.
+Result<AxisOutcome> index_subscript(const ShapeInput& s,
+                                    const ShardingArgs& args) {
+  long n_named = 0;
+  for (const auto& it : args.index)
+    if (it.kind != IndexItem::Kind::Ellipsis &&
+        it.kind != IndexItem::Kind::NewAxis)
+      ++n_named;
+  long in_dim = 0, out_dim = 0;
+  std::optional<long> nd;
+  bool tensor_seen = false;
+  auto consume_full = [&](long count) {
+    for (long k = 0; k < count; ++k, ++in_dim, ++out_dim)
+      if (in_dim == s.d) nd = out_dim;
   };
+  for (const auto& it : args.index) {
+    switch (it.kind) {
+      case IndexItem::Kind::Ellipsis:
+        consume_full(s.rank - n_named);
+        break;
+      case IndexItem::Kind::NewAxis:
+        ++out_dim;
+        break;
+      case IndexItem::Kind::FullSlice:
+        consume_full(1);
+        break;
+      case IndexItem::Kind::Slice:
+        if (s.sharded && in_dim == s.d) return s.on_shard("it slices");
+        consume_full(1);
+        break;
+      case IndexItem::Kind::Integer:
+        if (s.sharded && in_dim == s.d) return s.on_shard("it indexes");
+        ++in_dim;
+        break;
+      case IndexItem::Kind::Tensor:
+        if (s.sharded && in_dim == s.d) return s.on_shard("it indexes");
+        tensor_seen = true;
+        ++in_dim;
+        break;
+    }
+  }
+  consume_full(s.rank - in_dim);
+  // Advanced indexing moves dims around (torch's rules); not modelled.
+  if (tensor_seen && s.sharded) return unknown();
+  if (tensor_seen) return s.keep(out_dim, 0);
+  if (!s.sharded) return s.keep(out_dim, 0);
+  if (!nd) return unknown(out_dim);
+  return s.keep(out_dim, *nd);
+}
+
+// flip / roll: moving elements along the sharded dim crosses ranks.
+Result<AxisOutcome> flip_roll(const ShapeInput& s, const ShardingArgs& args) {
+  if (!s.sharded) return s.keep(s.rank, 0);
+  if (!args.has_dims) return s.on_shard("it moves elements across");
+  for (long a : args.dims) {
+    auto n = dim_arg(s.op, s.axis, a, s.rank);
+    if (!n) return n.error();
+    if (*n == s.d) return s.on_shard("it moves elements across");
+  }
+  return s.keep(s.rank, s.d);
+}
+
+// repeat / tile: repeating along the sharded dim would interleave shards.
+Result<AxisOutcome> repeat_tile(const ShapeInput& s, const ShardingArgs& args) {
+  long out_rank = std::max(s.rank, static_cast<long>(args.sizes.size()));
+  long lead = out_rank - s.rank;
+  if (!s.sharded) return s.keep(out_rank, 0);
+  long k = s.d + static_cast<long>(args.sizes.size()) - s.rank;
+  if (k >= 0 && k < static_cast<long>(args.sizes.size())) {
+    if (!args.sizes[k]) return unknown(out_rank);
+    if (*args.sizes[k] != 1) return s.on_shard("it repeats along");
+  }
+  return s.keep(out_rank, s.d + lead);
+}
+
+// The shape-op family: picks the rule by op name.
+Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
+                             const std::vector<AxisArg>& ts,
+                             const ShardingArgs& args, std::string_view axis) {
+  // cat / stack take every tensor; the others act on args[0].
+  if (name == "cat" || name == "concat" || name == "concatenate" ||
+      name == "stack")
+    return cat_stack(op, name, ts, args, axis);
+  const AxisArg& x = ts.at(0);
+  if (x.placement.kind == K::Unknown) return unknown();
+  if (!x.shape.rank_known()) return unknown();
   if (!args.known &&
       !(name == "t" || name == "T" || name == "mT" || name == "view_as" ||
         name == "reshape_as" || name == "expand_as"))
     return unknown();
-
+  ShapeInput s(op, axis, x);
   if (name == "transpose" || name == "swapaxes" || name == "swapdims" ||
-      name == "movedim" || name == "moveaxis" || name == "t" || name == "mT") {
-    long a = 0, b = 1;
-    if (name == "t") {
-      if (rank < 2) return keep(rank, d);
-    } else if (name == "mT") {
-      a = -2;
-      b = -1;
-    } else {
-      if (args.dims.size() < 2) return unknown(rank);
-      a = args.dims[0];
-      b = args.dims[1];
-    }
-    auto na = dim_arg(op, axis, a, rank);
-    if (!na) return na.error();
-    auto nb = dim_arg(op, axis, b, rank);
-    if (!nb) return nb.error();
-    if (!sharded) return keep(rank, 0);
-    if (name == "movedim" || name == "moveaxis") {
-      std::vector<long> order;
-      for (long k = 0; k < rank; ++k)
-        if (k != *na) order.push_back(k);
-      order.insert(order.begin() + *nb, *na);
-      long nd = std::find(order.begin(), order.end(), d) - order.begin();
-      return keep(rank, nd);
-    }
-    return keep(rank, d == *na ? *nb : d == *nb ? *na : d);
-  }
-  if (name == "T") return keep(rank, rank - 1 - d);
-  if (name == "permute") {
-    if (static_cast<long>(args.dims.size()) != rank) return unknown(rank);
-    for (std::size_t k = 0; k < args.dims.size(); ++k) {
-      auto n = dim_arg(op, axis, args.dims[k], rank);
-      if (!n) return n.error();
-      if (*n == d) return keep(rank, static_cast<long>(k));
-    }
-    return keep(rank, d);
-  }
+      name == "movedim" || name == "moveaxis" || name == "t" || name == "mT")
+    return transpose_like(s, name, args);
+  if (name == "T") return s.keep(s.rank, s.rank - 1 - s.d);
+  if (name == "permute") return permute(s, args);
   if (name == "view" || name == "reshape" || name == "view_as" ||
-      name == "reshape_as") {
-    std::vector<std::optional<long>> target = args.sizes;
-    if (name == "view_as" || name == "reshape_as") {
-      if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
-      target = *ts[1].shape.dims;
-    }
-    if (!sharded) return out(x.placement, static_cast<long>(target.size()));
-    return view_like(op, x, target, axis);
-  }
-  if (name == "flatten" || name == "ravel") {
-    long s = 0, e = -1;
-    if (name == "flatten" && args.has_dims && !args.dims.empty()) {
-      s = args.dims[0];
-      if (args.dims.size() > 1) e = args.dims[1];
-    }
-    if (rank == 0) return keep(1, 0);
-    auto ns = dim_arg(op, axis, s, rank);
-    if (!ns) return ns.error();
-    auto ne = dim_arg(op, axis, e, rank);
-    if (!ne) return ne.error();
-    long out_rank = rank - (*ne - *ns);
-    if (!sharded || d < *ns) return keep(out_rank, d);
-    if (d > *ne) return keep(out_rank, d - (*ne - *ns));
-    for (long k = *ns; k < d; ++k) {
-      auto sz = x.shape.size(k);
-      if (!sz) return unknown(out_rank);
-      if (*sz != 1)
-        return no_strategy(
-            op, axis,
-            "it merges dims " + std::to_string(*ns) + ".." +
-                std::to_string(*ne) + " and the shard is on the inner dim " +
-                std::to_string(d) +
-                ": the merged dim would interleave the ranks' shards",
-            "flatten from the sharded dim on, move it first, or " +
-                gather_fix(axis, 0, d));
-    }
-    return keep(out_rank, *ns);
-  }
-  if (name == "unflatten") {
-    if (args.dims.empty()) return unknown();
-    auto nd = dim_arg(op, axis, args.dims[0], rank);
-    if (!nd) return nd.error();
-    long k = static_cast<long>(args.sizes.size());
-    long out_rank = rank + k - 1;
-    if (!sharded || d < *nd) return keep(out_rank, d);
-    if (d > *nd) return keep(out_rank, d + k - 1);
-    long pos = -1;
-    for (long j = 0; j < k; ++j) {
-      if (!args.sizes[j]) return unknown(out_rank);
-      if (*args.sizes[j] == 1) continue;
-      if (pos >= 0)
-        return propagation_error(
-            op, axis,
-            "unflattening dim " + std::to_string(d) + ", which " +
-                std::string(axis) +
-                " shards, into multiple smaller dimensions is not supported",
-            "all_gather dim " + std::to_string(d) + " first");
-      pos = j;
-    }
-    return keep(out_rank, *nd + (pos < 0 ? 0 : pos));
-  }
-  if (name == "squeeze") {
-    std::vector<long> dims;
-    if (args.has_dims) {
-      for (long a : args.dims) {
-        auto n = dim_arg(op, axis, a, rank);
-        if (!n) return n.error();
-        dims.push_back(*n);
-      }
-    } else {
-      for (long k = 0; k < rank; ++k) dims.push_back(k);
-    }
-    long removed_before = 0, out_rank = rank;
-    for (long k : dims) {
-      auto sz = x.shape.size(k);
-      if (!sz) return unknown();
-      if (*sz != 1) continue;
-      --out_rank;
-      if (sharded && k == d)
-        return propagation_error(
-            op, axis,
-            "squeezing dim " + std::to_string(d) + " (local size 1), which " +
-                std::string(axis) +
-                " shards, is ambiguous: the sharded dim "
-                "disappears",
-            "all_gather dim " + std::to_string(d) + " first");
-      if (k < d) ++removed_before;
-    }
-    return keep(out_rank, d - removed_before);
-  }
-  if (name == "unsqueeze") {
-    if (args.dims.empty()) return unknown();
-    auto n = dim_arg(op, axis, args.dims[0], rank + 1);
-    if (!n) return n.error();
-    return keep(rank + 1, d >= *n ? d + 1 : d);
-  }
-  if (name == "expand" || name == "broadcast_to" || name == "expand_as") {
-    std::vector<std::optional<long>> target = args.sizes;
-    if (name == "expand_as") {
-      if (ts.size() < 2 || !ts[1].shape.rank_known()) return unknown();
-      target = *ts[1].shape.dims;
-    }
-    long out_rank = static_cast<long>(target.size());
-    long lead = out_rank - rank;
-    if (lead < 0) {
-      TypeError e;
-      e.kind = ErrorKind::InvalidArgument;
-      e.axis = std::string(axis);
-      e.message = std::string(op) + ": " + std::to_string(target.size()) +
-                  " sizes for a tensor of rank " + std::to_string(rank);
-      return e;
-    }
-    if (!sharded) return keep(out_rank, 0);
-    auto t = target.at(d + lead);
-    auto sz = x.shape.size(d);
-    if (t && *t != -1 && (!sz || *sz != *t)) {
-      if (!sz) return unknown(out_rank);
-      return no_strategy(
-          op, axis,
-          "it expands dim " + std::to_string(d) + " (local size " +
-              std::to_string(*sz) + ") to " + std::to_string(*t) + ", and " +
-              std::string(axis) + " shards that dim",
-          "expand the dim before sharding it, or " + gather_fix(axis, 0, d));
-    }
-    if (!t) return unknown(out_rank);
-    return keep(out_rank, d + lead);
-  }
+      name == "reshape_as")
+    return view_reshape(s, name, ts, args);
+  if (name == "flatten" || name == "ravel") return flatten(s, name, args);
+  if (name == "unflatten") return unflatten(s, args);
+  if (name == "squeeze") return squeeze(s, args);
+  if (name == "unsqueeze") return unsqueeze(s, args);
+  if (name == "expand" || name == "broadcast_to" || name == "expand_as")
+    return expand(s, name, ts, args);
   if (name == "narrow" || name == "slice" || name == "select" ||
       name == "index_select" || name == "chunk" || name == "split" ||
-      name == "tensor_split" || name == "unbind") {
-    long raw = args.has_dims && !args.dims.empty() ? args.dims[0] : 0;
-    auto n = dim_arg(op, axis, raw, rank);
-    if (!n) return n.error();
-    bool removes = name == "select" || name == "unbind";
-    long out_rank = removes ? rank - 1 : rank;
-    if (name == "index_select" && ts.size() > 1 &&
-        ts[1].placement.kind != K::Replicate)
-      return ts[1].placement.kind == K::Unknown
-                 ? Result<AxisOutcome>(unknown(out_rank))
-                 : Result<AxisOutcome>(
-                       no_strategy(op, axis, "the index args[1] is sharded",
-                                   "all_gather the index first"));
-    if (!sharded) return keep(out_rank, 0);
-    if (*n == d) {
-      if ((name == "narrow" || name == "slice") && args.full_range)
-        return keep(out_rank, d);
-      if (name == "chunk" || name == "split" || name == "tensor_split" ||
-          name == "unbind")
-        return on_shard("it splits along");
-      return on_shard("it indexes");
-    }
-    return keep(out_rank, removes && *n < d ? d - 1 : d);
-  }
-  if (name == "index") {
-    // Walk the subscript: dims consumed from the input, dims produced.
-    long n_named = 0;
-    bool has_ellipsis = false;
-    for (const auto& it : args.index) {
-      if (it.kind == IndexItem::Kind::Ellipsis)
-        has_ellipsis = true;
-      else if (it.kind != IndexItem::Kind::NewAxis)
-        ++n_named;
-    }
-    long in_dim = 0, out_dim = 0;
-    std::optional<long> nd;
-    bool tensor_seen = false;
-    auto consume_full = [&](long count) {
-      for (long k = 0; k < count; ++k, ++in_dim, ++out_dim)
-        if (in_dim == d) nd = out_dim;
-    };
-    for (const auto& it : args.index) {
-      switch (it.kind) {
-        case IndexItem::Kind::Ellipsis:
-          consume_full(rank - n_named);
-          break;
-        case IndexItem::Kind::NewAxis:
-          ++out_dim;
-          break;
-        case IndexItem::Kind::FullSlice:
-          consume_full(1);
-          break;
-        case IndexItem::Kind::Slice:
-          if (sharded && in_dim == d) return on_shard("it slices");
-          consume_full(1);
-          break;
-        case IndexItem::Kind::Integer:
-          if (sharded && in_dim == d) return on_shard("it indexes");
-          ++in_dim;
-          break;
-        case IndexItem::Kind::Tensor:
-          if (sharded && in_dim == d) return on_shard("it indexes");
-          tensor_seen = true;
-          ++in_dim;
-          break;
+      name == "tensor_split" || name == "unbind")
+    return narrow_select_split(s, name, ts, args);
+  if (name == "index") return index_subscript(s, args);
+  if (name == "flip" || name == "roll") return flip_roll(s, args);
+  if (name == "repeat" || name == "tile") return repeat_tile(s, args);
+  return unknown();
+}
+
+// §12.2: in global mode every typed tensor operand carries a spec for every
+// V axis; the error names the op.
+Status check_global_operands(std::string_view op,
+                             const std::vector<GlobalOperand>& operands,
+                             const GlobalContext& ctx) {
+  auto is_global = [&](std::string_view a) { return ctx.is_global(a); };
+  std::size_t ti = 0;
+  for (const auto& o : operands) {
+    if (o.kind != Operand::Kind::Tensor) continue;
+    if (o.type) {
+      auto s = check_global_operand(*o.type, is_global, arg(ti));
+      if (!s) {
+        TypeError e = s.error();
+        e.message = std::string(op) + ": " + e.message;
+        return e;
       }
     }
-    (void)has_ellipsis;
-    long rest = rank - in_dim;
-    consume_full(rest);
-    // Advanced indexing moves dims around (torch's rules); not modelled.
-    if (tensor_seen && sharded) return unknown();
-    if (tensor_seen) return keep(out_dim, 0);
-    if (!sharded) return keep(out_dim, 0);
-    if (!nd) return unknown(out_dim);
-    return keep(out_dim, *nd);
+    ++ti;
   }
-  if (name == "flip" || name == "roll") {
-    if (!sharded) return keep(rank, 0);
-    if (!args.has_dims) return on_shard("it moves elements across");
-    for (long a : args.dims) {
-      auto n = dim_arg(op, axis, a, rank);
-      if (!n) return n.error();
-      if (*n == d) return on_shard("it moves elements across");
+  return Ok{};
+}
+
+// The operands as the local rule (infer) sees them: their local maps.
+std::vector<Operand> local_operands(
+    const std::vector<GlobalOperand>& operands) {
+  std::vector<Operand> local_ops;
+  for (const auto& o : operands) {
+    Operand lo;
+    lo.kind = o.kind;
+    lo.position = o.position;
+    if (o.type) lo.type = o.type->local;
+    local_ops.push_back(std::move(lo));
+  }
+  return local_ops;
+}
+
+// The global axes the operands shard (first-seen order; then those whose
+// shard is unknown) and the operands' spec entries restricted to global
+// axes (for AxisOrder).
+struct InputShards {
+  std::vector<std::string> axes;
+  std::vector<SpecEntry> entries;
+};
+
+InputShards input_shards(const std::vector<GlobalOperand>& operands,
+                         const GlobalContext& ctx) {
+  InputShards in;
+  std::set<std::string> unknown_axes;
+  for (const auto& o : operands) {
+    if (o.kind != Operand::Kind::Tensor || !o.type) continue;
+    for (const auto& a : o.type->unknown_shards)
+      if (ctx.is_global(a)) unknown_axes.insert(a);
+    if (!o.type->spec) continue;
+    for (const auto& entry : o.type->spec->entries()) {
+      SpecEntry g;
+      for (const auto& a : entry)
+        if (ctx.is_global(a)) g.push_back(a);
+      for (const auto& a : g)
+        if (std::find(in.axes.begin(), in.axes.end(), a) == in.axes.end())
+          in.axes.push_back(a);
+      in.entries.push_back(std::move(g));
     }
-    return keep(rank, d);
   }
-  if (name == "repeat" || name == "tile") {
-    long out_rank = std::max(rank, static_cast<long>(args.sizes.size()));
-    long lead = out_rank - rank;
-    if (!sharded) return keep(out_rank, 0);
-    long k = d + static_cast<long>(args.sizes.size()) - rank;
-    if (k >= 0 && k < static_cast<long>(args.sizes.size())) {
-      if (!args.sizes[k]) return unknown(out_rank);
-      if (*args.sizes[k] != 1) return on_shard("it repeats along");
+  for (const auto& a : unknown_axes)
+    if (std::find(in.axes.begin(), in.axes.end(), a) == in.axes.end())
+      in.axes.push_back(a);
+  return in;
+}
+
+// The tensor operands' placements on `axis`: Shard from the spec, Unknown
+// when untyped or unknown, else R or P from the local type.
+std::vector<AxisArg> axis_view(const std::vector<GlobalOperand>& operands,
+                               const std::string& axis) {
+  std::vector<AxisArg> view;
+  for (const auto& t : operands) {
+    if (t.kind != Operand::Kind::Tensor) continue;
+    AxisArg aa;
+    aa.shape = t.shape;
+    if (!t.type || !t.type->local.has(axis)) {
+      aa.placement = Placement::unknown();
+    } else if (t.type->unknown_shards.count(axis)) {
+      aa.placement = Placement::unknown();
+    } else if (auto d =
+                   t.type->spec ? t.type->spec->dim_of(axis) : std::nullopt) {
+      aa.placement = Placement::shard(*d);
+    } else {
+      auto k = t.type->local.get(axis)->kind;
+      aa.placement = k == TypeKind::Partial ? Placement::partial()
+                                            : Placement::replicate();
     }
-    return keep(out_rank, d + lead);
+    view.push_back(std::move(aa));
   }
-  return unknown();
+  return view;
+}
+
+// Writes the propagated placements into the result (§12.2): Partial
+// promotes V to P, Shard(d) goes into the output spec (axes on one dim
+// ordered by `order`), Unknown (or a shard without an output rank) becomes
+// an unknown shard.
+Status combine_placements(std::string_view op,
+                          const std::vector<std::string>& axes,
+                          const std::map<std::string, Placement>& placed,
+                          const AxisOrder& order, GlobalResult& res) {
+  std::map<long, std::vector<std::string>> by_dim;
+  for (const auto& a : axes) {
+    auto it = placed.find(a);
+    if (it == placed.end()) continue;
+    Placement p = it->second;
+    auto local_t = res.type.local.get(a);
+    switch (p.kind) {
+      case K::Partial:
+        if (local_t && local_t->kind == TypeKind::Varying)
+          res.type.local.set(a, spmd::types::P);  // §12.2 promotion
+        break;
+      case K::Shard:
+        if (!res.out_rank) {
+          res.type.unknown_shards.insert(a);
+        } else {
+          by_dim[p.dim].push_back(a);
+        }
+        break;
+      case K::Unknown:
+        res.type.unknown_shards.insert(a);
+        break;
+      case K::Replicate:
+        break;
+    }
+  }
+  if (by_dim.empty()) return Ok{};
+  PartitionSpec spec = PartitionSpec::none(*res.out_rank);
+  for (auto& [dim, list] : by_dim) {
+    auto entry = order.order(op, dim, list);
+    if (!entry) return entry.error();
+    for (const auto& a : *entry) spec = spec.with_innermost(dim, a);
+  }
+  res.type.spec = spec;
+  return Ok{};
 }
 
 }  // namespace
@@ -1428,37 +1739,23 @@ bool GlobalContext::is_global(std::string_view axis) const {
          local_axes.end();
 }
 
+void drop_shards_of_unvarying_axes(GlobalType& g) {
+  for (const auto& [axis, t] : g.local.map()) {
+    if (t.kind == TypeKind::Varying) continue;
+    g.unknown_shards.erase(axis);
+    if (g.spec && g.spec->dim_of(axis)) g.spec = g.spec->without(axis);
+  }
+  if (g.spec && g.spec->all_none()) g.spec.reset();
+}
+
 Result<GlobalResult> infer_global(std::string_view op,
                                   const std::vector<GlobalOperand>& operands,
                                   const ShardingArgs& args,
                                   const GlobalContext& ctx) {
-  auto is_global = [&](std::string_view a) { return ctx.is_global(a); };
-  // §12.2: operands of a global op carry a spec for every V axis.
-  std::size_t ti = 0;
-  if (ctx.global) {
-    for (const auto& o : operands) {
-      if (o.kind != Operand::Kind::Tensor) continue;
-      if (o.type) {
-        auto s = check_global_operand(*o.type, is_global, arg(ti));
-        if (!s) {
-          TypeError e = s.error();
-          e.message = std::string(op) + ": " + e.message;
-          return e;
-        }
-      }
-      ++ti;
-    }
-  }
+  if (ctx.global)
+    if (auto s = check_global_operands(op, operands, ctx); !s) return s.error();
   // Local rule first.
-  std::vector<Operand> local_ops;
-  for (const auto& o : operands) {
-    Operand lo;
-    lo.kind = o.kind;
-    lo.position = o.position;
-    if (o.type) lo.type = o.type->local;
-    local_ops.push_back(std::move(lo));
-  }
-  auto local = infer(op, local_ops, ctx.local);
+  auto local = infer(op, local_operands(operands), ctx.local);
   if (!local) return local.error();
   GlobalResult res;
   res.type.local = *local;
@@ -1466,99 +1763,21 @@ Result<GlobalResult> infer_global(std::string_view op,
 
   // Global shard axes, ordered by the input specs' tuples; conflicting
   // orders are an error (AxisOrder).
-  std::vector<std::string> shard_axes;
-  std::vector<SpecEntry> input_entries;
-  std::set<std::string> unknown_axes;
-  for (const auto& o : operands) {
-    if (o.kind != Operand::Kind::Tensor || !o.type) continue;
-    for (const auto& a : o.type->unknown_shards)
-      if (is_global(a)) unknown_axes.insert(a);
-    if (!o.type->spec) continue;
-    for (const auto& entry : o.type->spec->entries()) {
-      SpecEntry g;
-      for (const auto& a : entry)
-        if (is_global(a)) g.push_back(a);
-      for (const auto& a : g)
-        if (std::find(shard_axes.begin(), shard_axes.end(), a) ==
-            shard_axes.end())
-          shard_axes.push_back(a);
-      input_entries.push_back(std::move(g));
-    }
-  }
-  auto order = AxisOrder::of(op, input_entries);
+  InputShards in = input_shards(operands, ctx);
+  auto order = AxisOrder::of(op, in.entries);
   if (!order) return order.error();
-  // Operand views per axis.
-  std::vector<const GlobalOperand*> tensors;
-  for (const auto& o : operands)
-    if (o.kind == Operand::Kind::Tensor) tensors.push_back(&o);
-
   std::map<std::string, Placement> placed;
-  std::optional<long> out_rank;
-  std::vector<std::string> axes = shard_axes;
-  for (const auto& a : unknown_axes)
-    if (std::find(axes.begin(), axes.end(), a) == axes.end()) axes.push_back(a);
-  for (const auto& a : axes) {
+  for (const auto& a : in.axes) {
     if (!res.type.local.has(a)) continue;  // skipped by permissive inference
-    std::vector<AxisArg> view;
-    for (const auto* t : tensors) {
-      AxisArg aa;
-      aa.shape = t->shape;
-      if (!t->type || !t->type->local.has(a)) {
-        aa.placement = Placement::unknown();
-      } else if (t->type->unknown_shards.count(a)) {
-        aa.placement = Placement::unknown();
-      } else if (auto d =
-                     t->type->spec ? t->type->spec->dim_of(a) : std::nullopt) {
-        aa.placement = Placement::shard(*d);
-      } else {
-        auto k = t->type->local.get(a)->kind;
-        aa.placement = k == TypeKind::Partial ? Placement::partial()
-                                              : Placement::replicate();
-      }
-      view.push_back(std::move(aa));
-    }
-    auto r = propagate_axis(op, view, args, a);
+    auto r = propagate_axis(op, axis_view(operands, a), args, a);
     if (!r) return r.error();
     if (!r->note.empty()) res.notes.push_back(r->note);
-    if (r->out_rank) out_rank = r->out_rank;
+    if (r->out_rank) res.out_rank = r->out_rank;
     placed[a] = r->placement;
   }
-  res.out_rank = out_rank;
-  // Combine.
-  std::map<long, std::vector<std::string>> by_dim;
-  for (const auto& a : axes) {
-    auto it = placed.find(a);
-    if (it == placed.end()) continue;
-    Placement p = it->second;
-    auto local_t = res.type.local.get(a);
-    switch (p.kind) {
-      case K::Partial:
-        if (local_t && local_t->kind == TypeKind::Varying)
-          res.type.local.set(a, spmd::types::P);  // §12.2 promotion
-        break;
-      case K::Shard:
-        if (!out_rank) {
-          res.type.unknown_shards.insert(a);
-        } else {
-          by_dim[p.dim].push_back(a);
-        }
-        break;
-      case K::Unknown:
-        res.type.unknown_shards.insert(a);
-        break;
-      case K::Replicate:
-        break;
-    }
-  }
-  if (!by_dim.empty()) {
-    PartitionSpec spec = PartitionSpec::none(*out_rank);
-    for (auto& [dim, list] : by_dim) {
-      auto entry = order->order(op, dim, list);
-      if (!entry) return entry.error();
-      for (const auto& a : *entry) spec = spec.with_innermost(dim, a);
-    }
-    res.type.spec = spec;
-  }
+  if (auto s = combine_placements(op, in.axes, placed, *order, res); !s)
+    return s.error();
+  drop_shards_of_unvarying_axes(res.type);
   return res;
 }
 

@@ -567,6 +567,94 @@ bool specEntry(Sema &S, const Expr *E, SmallVectorImpl<AxisEntry> &Entries,
   return true;
 }
 
+/// The arguments of [[spmd::type]] as written: axis entries (and a spec's
+/// S entries) go to \p Parsed, spmd::rank to \p A.Rank, spmd::spec's length
+/// and location to \p SpecRank and \p SpecLoc. Reports every bad argument
+/// and returns false after any.
+bool parseTypeArgs(Sema &S, const ParsedAttr &Attr, TypeAnnotation &A,
+                   SmallVectorImpl<AxisEntry> &Parsed, int &SpecRank,
+                   SourceLocation &SpecLoc) {
+  bool OK = true;
+  for (unsigned I = 0; I < Attr.getNumArgs(); ++I) {
+    bool IsSpec = false;
+    int ThisRank = -1;
+    if (!specEntry(S, Attr.getArgAsExpr(I), Parsed, ThisRank, IsSpec))
+      OK = false;
+    if (IsSpec) {
+      if (SpecLoc.isValid()) {
+        S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
+               customDiag(S, DiagnosticsEngine::Error,
+                          "'spmd::spec' given twice in 'spmd::type'"));
+        OK = false;
+      }
+      SpecLoc = Attr.getArgAsExpr(I)->getExprLoc();
+      SpecRank = ThisRank;
+      continue;
+    }
+    if (std::optional<int> R = rankEntry(S, Attr.getArgAsExpr(I))) {
+      if (*R < 0 || A.Rank >= 0) {
+        S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
+               customDiag(S, DiagnosticsEngine::Error,
+                          "'spmd::rank' in 'spmd::type' must be a constant "
+                          "between 0 and 63, given once"));
+        OK = false;
+      } else {
+        A.Rank = *R;
+      }
+      continue;
+    }
+    std::optional<AxisEntry> E =
+        parseEntry(S, Attr.getArgAsExpr(I), "spmd::type");
+    if (!E) {
+      OK = false;
+      continue;
+    }
+    Parsed.push_back(std::move(*E));
+  }
+  return OK;
+}
+
+/// An spmd::spec fixes the rank (one entry per dim); an spmd::rank next to it
+/// must agree. Sets \p A.Rank from the spec; false after reporting a
+/// mismatch.
+bool reconcileSpecRank(Sema &S, TypeAnnotation &A, int SpecRank,
+                       SourceLocation SpecLoc) {
+  if (SpecLoc.isValid() && A.Rank >= 0 && A.Rank != SpecRank) {
+    S.Diag(SpecLoc, customDiag(S, DiagnosticsEngine::Error,
+                               "'spmd::spec' has %0 entries but "
+                               "'spmd::rank(%1)' says the tensor has %1 "
+                               "dims; a PartitionSpec has one entry per "
+                               "dim (write spmd::None for unsharded dims)"))
+        << SpecRank << A.Rank;
+    return false;
+  }
+  if (SpecLoc.isValid())
+    A.Rank = SpecRank;
+  return true;
+}
+
+/// Moves \p Parsed into \p A's entries; an axis given twice is reported
+/// (with a note at its first use) and returns false.
+bool addTypeEntries(Sema &S, TypeAnnotation &A,
+                    SmallVectorImpl<AxisEntry> &Parsed) {
+  bool OK = true;
+  for (AxisEntry &Entry : Parsed) {
+    const AxisEntry *E = &Entry;
+    if (const AxisEntry *Prev = A.entry(E->Axis)) {
+      S.Diag(E->Loc, customDiag(S, DiagnosticsEngine::Error,
+                                "axis '%0' appears twice in 'spmd::type'"))
+          << E->Axis;
+      S.Diag(Prev->Loc, customDiag(S, DiagnosticsEngine::Note,
+                                   "axis '%0' first given here"))
+          << E->Axis;
+      OK = false;
+      continue;
+    }
+    A.Entries.push_back(std::move(Entry));
+  }
+  return OK;
+}
+
 struct SpmdAttrInfo : public ParsedAttrInfo {
   AttrWhich Which;
 
@@ -771,72 +859,15 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     }
     TypeAnnotation A;
     A.Loc = Attr.getLoc();
-    bool OK = true;
     // A rank from spmd::rank and one from spmd::spec, checked to agree.
     int SpecRank = -1;
     SourceLocation SpecLoc;
     SmallVector<AxisEntry, 4> Parsed;
-    for (unsigned I = 0; I < Attr.getNumArgs(); ++I) {
-      bool IsSpec = false;
-      int ThisRank = -1;
-      if (!specEntry(S, Attr.getArgAsExpr(I), Parsed, ThisRank, IsSpec))
-        OK = false;
-      if (IsSpec) {
-        if (SpecLoc.isValid()) {
-          S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
-                 customDiag(S, DiagnosticsEngine::Error,
-                            "'spmd::spec' given twice in 'spmd::type'"));
-          OK = false;
-        }
-        SpecLoc = Attr.getArgAsExpr(I)->getExprLoc();
-        SpecRank = ThisRank;
-        continue;
-      }
-      if (std::optional<int> R = rankEntry(S, Attr.getArgAsExpr(I))) {
-        if (*R < 0 || A.Rank >= 0) {
-          S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
-                 customDiag(S, DiagnosticsEngine::Error,
-                            "'spmd::rank' in 'spmd::type' must be a constant "
-                            "between 0 and 63, given once"));
-          OK = false;
-        } else {
-          A.Rank = *R;
-        }
-        continue;
-      }
-      std::optional<AxisEntry> E =
-          parseEntry(S, Attr.getArgAsExpr(I), "spmd::type");
-      if (!E) {
-        OK = false;
-        continue;
-      }
-      Parsed.push_back(std::move(*E));
-    }
-    if (SpecLoc.isValid() && A.Rank >= 0 && A.Rank != SpecRank) {
-      S.Diag(SpecLoc, customDiag(S, DiagnosticsEngine::Error,
-                                 "'spmd::spec' has %0 entries but "
-                                 "'spmd::rank(%1)' says the tensor has %1 "
-                                 "dims; a PartitionSpec has one entry per "
-                                 "dim (write spmd::None for unsharded dims)"))
-          << SpecRank << A.Rank;
+    bool OK = parseTypeArgs(S, Attr, A, Parsed, SpecRank, SpecLoc);
+    if (!reconcileSpecRank(S, A, SpecRank, SpecLoc))
       OK = false;
-    } else if (SpecLoc.isValid()) {
-      A.Rank = SpecRank;
-    }
-    for (AxisEntry &Entry : Parsed) {
-      const AxisEntry *E = &Entry;
-      if (const AxisEntry *Prev = A.entry(E->Axis)) {
-        S.Diag(E->Loc, customDiag(S, DiagnosticsEngine::Error,
-                                  "axis '%0' appears twice in 'spmd::type'"))
-            << E->Axis;
-        S.Diag(Prev->Loc, customDiag(S, DiagnosticsEngine::Note,
-                                     "axis '%0' first given here"))
-            << E->Axis;
-        OK = false;
-        continue;
-      }
-      A.Entries.push_back(std::move(Entry));
-    }
+    if (!addTypeEntries(S, A, Parsed))
+      OK = false;
     if (OK && A.Entries.empty() && !SpecLoc.isValid()) {
       S.Diag(Attr.getLoc(),
              customDiag(S, DiagnosticsEngine::Error,

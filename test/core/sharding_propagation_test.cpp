@@ -1031,6 +1031,51 @@ TEST(ModeTest, Z017_LocalAxisKeepsLocalSemantics) {
   EXPECT_EQ(r->type.to_string(), "{dp: V, tp: R}");
 }
 
+// ---- only a V axis shards a dim (spec §12.1) ------------------------------
+
+TEST(UnvaryingShardTest, DropsSpecEntriesAndUnknownShardsOfNonVAxes) {
+  GlobalType g;
+  g.local = TT("{dp: V, tp: R, ep: P, sp: I, cp: V}");
+  g.spec = *PartitionSpec::parse("((dp, tp), ep, None)");
+  g.unknown_shards = {"sp", "cp"};
+  drop_shards_of_unvarying_axes(g);
+  ASSERT_TRUE(g.spec.has_value());
+  EXPECT_EQ(g.spec->to_string(), "PartitionSpec(dp, None, None)");
+  EXPECT_EQ(g.unknown_shards, std::set<std::string>{"cp"});
+  EXPECT_EQ(g.local, TT("{dp: V, tp: R, ep: P, sp: I, cp: V}"));
+}
+
+TEST(UnvaryingShardTest, ASpecLeftWithoutAxesIsDropped) {
+  GlobalType g;
+  g.local = TT("{tp: R}");
+  g.spec = *PartitionSpec::parse("(tp, None)");
+  drop_shards_of_unvarying_axes(g);
+  EXPECT_FALSE(g.spec.has_value());
+}
+
+TEST(UnvaryingShardTest, VAxesKeepTheirShards) {
+  GlobalType g;
+  g.local = TT("{tp: V, dp: V}");
+  g.spec = *PartitionSpec::parse("(tp, None)");
+  g.unknown_shards = {"dp"};
+  GlobalType before = g;
+  drop_shards_of_unvarying_axes(g);
+  EXPECT_EQ(g, before);
+}
+
+TEST(UnvaryingShardTest, InferGlobalDropsTheShardOfAFactoryResult) {
+  // new_zeros under a mesh is R whatever its receiver (case F006); the
+  // receiver's shard on tp must not reach the result.
+  GlobalContext ctx;
+  ctx.local.mesh_axes = std::vector<std::string>{"tp"};
+  auto r =
+      infer_global(".new_zeros", {G("{tp: S(0)}", {4, 3})}, Sizes({4, 3}), ctx);
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->type.to_string(), "{tp: R}");
+  EXPECT_TRUE(r->type.unknown_shards.empty());
+  EXPECT_FALSE(r->type.spec.has_value());
+}
+
 TEST(RuleTableTest, EveryRegistryFamilyHasARule) {
   EXPECT_EQ(shard_rule_of("torch::matmul"), ShardRule::Contraction);
   EXPECT_EQ(shard_rule_of("at::Tensor::view"), ShardRule::Shape);

@@ -202,17 +202,6 @@ core::GlobalType fit_to(const core::GlobalType& g, const at::Tensor& t) {
   return out;
 }
 
-// Only a V axis can shard a dim (§12.1): where the local rule made the
-// result R, I or P (a factory such as new_zeros), its shard is dropped.
-void drop_shards_of_unvarying_axes(core::GlobalType& g) {
-  for (const auto& [axis, t] : g.local.map()) {
-    if (t.kind == core::TypeKind::Varying) continue;
-    g.unknown_shards.erase(axis);
-    if (g.spec && g.spec->dim_of(axis)) g.spec = g.spec->without(axis);
-  }
-  if (g.spec && g.spec->all_none()) g.spec.reset();
-}
-
 // Strict mode: real shapes are known here, so a result shard that is unknown
 // although no operand's was means the core has no rule for this op and these
 // shards; strict mode does not guess.
@@ -303,8 +292,8 @@ void typecheck_global(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
       core::infer_global(name, ops.list, sargs, ctx.global);
 
   // In-place / out= targets (spec §6.11): the local map follows the local
-  // rule; the shard information is the op's result.
-  if (r.ok()) drop_shards_of_unvarying_axes(r.value().type);
+  // rule; the shard information is the op's result (infer_global has
+  // already dropped the shards of axes that are not V, §12.1).
   std::vector<core::GlobalType> mutated_after;
   std::optional<core::TypeError> error;
   if (!r.ok()) error = r.error();

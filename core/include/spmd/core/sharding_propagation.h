@@ -210,13 +210,22 @@ struct GlobalResult {
   std::optional<long> out_rank;
 };
 
+/// Only a V axis can shard a dim (spec §12.1: "axes in the spec are V"):
+/// removes from `g` the spec entries and unknown shards of every axis whose
+/// local type is R, I or P (e.g. the R result of a factory such as
+/// new_zeros whose operand was sharded); a spec
+/// left with no axis is dropped. infer_global applies it to its result.
+void drop_shards_of_unvarying_axes(GlobalType& g);
+
 /// Whole-op typing in a session (spec §6, §12.2): in global mode every
 /// operand is checked (check_global_operand); the local rule (infer) types
 /// the map; then every global axis that some operand shards is propagated
 /// with propagate_axis; Partial promotes V to P (and the axis leaves the
 /// spec), Shard(d) builds the output PartitionSpec with multi-axis entries
-/// ordered as in the inputs (conflicting orders are an error). Outside
-/// global mode (ctx.global false) the result carries no spec (§12.3).
+/// ordered as in the inputs (conflicting orders are an error); shards of
+/// axes the local rule made R, I or P are dropped
+/// (drop_shards_of_unvarying_axes). Outside global mode (ctx.global false)
+/// the result carries no spec (§12.3).
 Result<GlobalResult> infer_global(std::string_view op,
                                   const std::vector<GlobalOperand>& operands,
                                   const ShardingArgs& args,
