@@ -64,6 +64,125 @@ Status check_innermost(std::string_view op, std::string_view axis,
                    inner + "), or use local_map");
 }
 
+DimMatch compare_shard_dims(long a, long b, std::optional<long> rank) {
+  if (rank) {
+    auto resolve = [&](long d) { return d < 0 ? d + *rank : d; };
+    return resolve(a) == resolve(b) ? DimMatch::Same : DimMatch::Different;
+  }
+  if ((a < 0) != (b < 0)) return DimMatch::Unknown;
+  return a == b ? DimMatch::Same : DimMatch::Different;
+}
+
+namespace {
+
+// A src = S(i) given without a gather or split dim.
+bool plain_shard_src(const CollectiveCall& call) {
+  return call.src.is_shard() && !call.gather_dim && !call.split_dim;
+}
+
+std::string gather_fix(std::string_view axis, long d) {
+  return "spmd::all_gather(x, " + std::string(axis) + ", " + S_text(d) + ", R)";
+}
+
+// "reinterpret as P of" / "all_reduce with src = P on", as a message starts.
+std::string pending_sum_use(const CollectiveCall& call) {
+  if (call.op == Collective::Reinterpret) return "reinterpret as P of";
+  return std::string(to_string(call.op)) + " with src = P on";
+}
+
+}  // namespace
+
+bool src_names_other_dim(const CollectiveCall& call, long shard,
+                         std::optional<long> rank) {
+  return plain_shard_src(call) &&
+         compare_shard_dims(call.src.dim, shard, rank) == DimMatch::Different;
+}
+
+std::optional<TypeError> src_shard_rank_dependent(const CollectiveCall& call,
+                                                  long shard,
+                                                  std::optional<long> rank) {
+  if (!plain_shard_src(call) ||
+      compare_shard_dims(call.src.dim, shard, rank) != DimMatch::Unknown)
+    return std::nullopt;
+  TypeError e;
+  e.message = "src " + S_text(call.src.dim) + " and its shard " +
+              S_text(shard) +
+              " are one dim only for some ranks, and its rank is unknown";
+  return e;
+}
+
+bool wants_pending_sum(const CollectiveCall& call) {
+  return call.src.kind == TypeKind::Partial ||
+         (call.op == Collective::Reinterpret &&
+          call.dst.kind == TypeKind::Partial);
+}
+
+Status check_sharded_input(const CollectiveCall& call, std::string_view axis,
+                           long shard, std::optional<long> rank) {
+  if (call.expert_mode) return Ok{};
+  const std::string a(axis);
+  const std::string d = std::to_string(shard);
+  TypeError e;
+  if (src_names_other_dim(call, shard, rank)) {
+    const std::string s = std::to_string(call.src.dim);
+    e = error(
+        ErrorKind::SpmdTypeError,
+        std::string(to_string(call.op)) + " expects its input sharded on dim " +
+            s + " on axis " + a + " (src = " + S_text(call.src.dim) +
+            "), but it is sharded on dim " + d + " (" + S_text(shard) + ")",
+        a,
+        "gather along dim " + d + ", where it is sharded (" +
+            gather_fix(axis, shard) + "), or use src = " + S_text(shard));
+    e.expected = S_text(call.src.dim);
+  } else if (wants_pending_sum(call)) {
+    e = error(ErrorKind::SpmdTypeError,
+              pending_sum_use(call) + " a tensor sharded on dim " + d +
+                  " on axis " + a + " (" + S_text(shard) +
+                  "): a shard is not a pending sum",
+              a,
+              "gather along dim " + d + " (" + gather_fix(axis, shard) +
+                  "); a sum of partial products needs the contraction dim "
+                  "sharded on both operands");
+    e.expected = "P";
+  } else {
+    return Ok{};
+  }
+  e.actual = S_text(shard);
+  return e;
+}
+
+Status check_unmasked_rows_input(const CollectiveCall& call,
+                                 std::string_view axis) {
+  if (call.expert_mode || !wants_pending_sum(call)) return Ok{};
+  const std::string a(axis);
+  TypeError e = error(
+      ErrorKind::SpmdTypeError,
+      pending_sum_use(call) +
+          " rows looked up in a table sharded by rows on axis " + a +
+          " (S(0)) whose rows for indices outside this rank's shard are not "
+          "zeroed: the sum over " +
+          a + " would add every rank's row, not only the owner's",
+      a,
+      "zero them first, e.g. rows.masked_fill(outside.unsqueeze(-1), 0.0) "
+      "where outside marks the indices this rank does not hold");
+  e.expected = "P";
+  e.actual = "V";
+  return e;
+}
+
+Status check_asserted_shard_dim(std::string_view axis, long have, long asserted,
+                                std::optional<long> rank) {
+  if (compare_shard_dims(have, asserted, rank) != DimMatch::Different)
+    return Ok{};
+  TypeError e = error(ErrorKind::SpmdTypeError,
+                      "it is sharded on dim " + std::to_string(have) +
+                          ", not " + std::to_string(asserted),
+                      std::string(axis));
+  e.expected = S_text(asserted);
+  e.actual = S_text(have);
+  return e;
+}
+
 Result<GlobalType> transfer_global(
     const CollectiveCall& call, const std::optional<GlobalType>& input,
     std::string_view axis, const std::vector<std::string>& resolved_axes,

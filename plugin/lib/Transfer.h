@@ -231,10 +231,10 @@ private:
                              llvm::ArrayRef<const clang::Expr *> CallArgs,
                              const Operands &Ops, Value &Out);
   /// A collective with src = P (or reinterpret as P) of unmasked rows:
-  /// reports it; returns true.
+  /// reports the core's \p Err; returns true.
   bool checkUnmaskedRows(const clang::CallExpr *CE,
                          const core::CollectiveCall &Call, const Value &In,
-                         AxisId Axis);
+                         AxisId Axis, core::TypeError Err);
   /// Global mode: the rank of \p Out and its shard dims on the axes some
   /// operand shards, by the core's sharding propagation with the constant
   /// dim and size arguments among \p Args; its errors are reported as

@@ -26,17 +26,6 @@ namespace {
 
 std::string dimStr(int D) { return std::to_string(D); }
 
-/// Dim \p D of a rank-\p Rank tensor, counted from the front.
-int resolve(int D, int Rank) { return D < 0 ? D + Rank : D; }
-
-/// Whether S(A) and S(B) are provably different dims without the rank.
-bool differentDims(int A, int B) { return (A < 0) == (B < 0) && A != B; }
-
-/// "all_gather(x, tp, S(d), R)" spelled for a message.
-std::string gatherFix(llvm::StringRef Axis, int D) {
-  return "spmd::all_gather(x, " + Axis.str() + ", S(" + dimStr(D) + "), R)";
-}
-
 /// Whether \p CE calls libtorch's embedding(weight, indices) (at:: or
 /// torch::, table first), not torch::nn::functional's (indices first).
 bool tableFirstEmbedding(const CallExpr *CE) {
@@ -78,66 +67,33 @@ bool Transfer::checkShardInput(const CallExpr *CE,
                                const Value &In, AxisId Axis) {
   if (!globalAxis(Axis))
     return false;
+  llvm::StringRef Name = TU.Axes.name(Axis);
   const AxisFact *F = In.get(Axis);
-  if (F && F->knownType() && F->Shard == AxisFact::UnmaskedRows &&
-      !Call.expert_mode &&
-      (Call.src.kind == TypeKind::Partial ||
-       (Call.op == core::Collective::Reinterpret &&
-        Call.dst.kind == TypeKind::Partial)))
-    return checkUnmaskedRows(CE, Call, In, Axis);
+  if (F && F->knownType() && F->Shard == AxisFact::UnmaskedRows) {
+    core::Status S = core::check_unmasked_rows_input(Call, Name);
+    if (!S.ok())
+      return checkUnmaskedRows(CE, Call, In, Axis, S.error());
+  }
   std::optional<int> D = F ? F->shardDim() : std::nullopt;
   if (!D || Call.expert_mode)
     return false;
-  llvm::StringRef Name = TU.Axes.name(Axis);
-  core::TypeError Err;
-  Err.axis = Name.str();
-  Err.actual = "S(" + dimStr(*D) + ")";
-  std::optional<int> Rank = In.rank();
-  bool Plain = Call.src.is_shard() && !Call.gather_dim && !Call.split_dim;
-  bool WrongDim =
-      Plain && (Rank ? resolve(Call.src.dim, *Rank) != resolve(*D, *Rank)
-                     : differentDims(Call.src.dim, *D));
-  if (Plain && !Rank && (Call.src.dim < 0) != (*D < 0)) {
-    core::TypeError Why;
-    Why.message = "src S(" + dimStr(Call.src.dim) + ") and its shard S(" +
-                  dimStr(*D) +
-                  ") are one dim only for some ranks, and its "
-                  "rank is unknown";
-    checkUnknownShard(In, CE->getArg(0), Axis, Why);
-  }
-  bool NotPartial = (Call.src.kind == TypeKind::Partial) ||
-                    (Call.op == core::Collective::Reinterpret &&
-                     Call.dst.kind == TypeKind::Partial);
-  if (WrongDim) {
-    Err.expected = "S(" + dimStr(Call.src.dim) + ")";
-    Err.message = std::string(core::to_string(Call.op)) +
-                  " expects its input sharded on dim " + dimStr(Call.src.dim) +
-                  " on axis " + Name.str() + " (src = S(" +
-                  dimStr(Call.src.dim) + ")), but it is sharded on dim " +
-                  dimStr(*D) + " (S(" + dimStr(*D) + "))";
-    Err.fix = "gather along dim " + dimStr(*D) + ", where it is sharded (" +
-              gatherFix(Name, *D) + "), or use src = S(" + dimStr(*D) + ")";
-  } else if (NotPartial) {
-    Err.expected = "P";
-    bool Reinterp = Call.op == core::Collective::Reinterpret;
-    Err.message =
-        std::string(Reinterp ? "reinterpret as P" : core::to_string(Call.op)) +
-        (Reinterp ? " of" : " with src = P on") + " a tensor sharded on dim " +
-        dimStr(*D) + " on axis " + Name.str() + " (S(" + dimStr(*D) +
-        ")): a shard is not a pending sum";
-    Err.fix = "gather along dim " + dimStr(*D) + " (" + gatherFix(Name, *D) +
-              "); a sum of partial products needs the contraction dim "
-              "sharded on both operands";
-  } else {
+  std::optional<long> Rank;
+  if (std::optional<int> R = In.rank())
+    Rank = *R;
+  if (std::optional<core::TypeError> Why =
+          core::src_shard_rank_dependent(Call, *D, Rank))
+    checkUnknownShard(In, CE->getArg(0), Axis, std::move(*Why));
+  core::Status S = core::check_sharded_input(Call, Name, *D, Rank);
+  if (S.ok())
     return false;
-  }
   if (!reporting(DiagKind::CollectiveInput))
     return true;
   Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
   const Expr *X = CE->getArg(0);
   P.Origins.push_back({X, types::V, F->originOf(types::V)});
-  P.Error = std::move(Err);
-  if (WrongDim && isEditableRange(CE->getArg(2)))
+  P.Error = S.error();
+  if (core::src_names_other_dim(Call, *D, Rank) &&
+      isEditableRange(CE->getArg(2)))
     P.SrcArg = CE->getArg(2);
   report(std::move(P));
   return true;
@@ -199,25 +155,11 @@ bool Transfer::checkInnermost(const CallExpr *CE,
 
 bool Transfer::checkUnmaskedRows(const CallExpr *CE,
                                  const core::CollectiveCall &Call,
-                                 const Value &In, AxisId Axis) {
+                                 const Value &In, AxisId Axis,
+                                 core::TypeError Err) {
   if (!reporting(DiagKind::CollectiveInput))
     return true;
-  llvm::StringRef Name = TU.Axes.name(Axis);
   const AxisFact *F = In.get(Axis);
-  bool Reinterp = Call.op == core::Collective::Reinterpret;
-  core::TypeError Err;
-  Err.axis = Name.str();
-  Err.expected = "P";
-  Err.actual = "V";
-  Err.message =
-      std::string(Reinterp ? "reinterpret as P" : core::to_string(Call.op)) +
-      (Reinterp ? " of" : " with src = P on") +
-      " rows looked up in a table sharded by rows on axis " + Name.str() +
-      " (S(0)) whose rows for indices outside this rank's shard are not "
-      "zeroed: the sum over " +
-      Name.str() + " would add every rank's row, not only the owner's";
-  Err.fix = "zero them first, e.g. rows.masked_fill(outside.unsqueeze(-1), "
-            "0.0) where outside marks the indices this rank does not hold";
   Problem P = collectiveInputProblem(CE, Call, Axis, types::V);
   const Expr *X = CE->getArg(0);
   P.Origins.push_back({X, types::V, F->originOf(types::V)});
