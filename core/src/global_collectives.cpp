@@ -183,6 +183,44 @@ Status check_asserted_shard_dim(std::string_view axis, long have, long asserted,
   return e;
 }
 
+TypeError shard_loss(ShardLossReason why, std::string_view op,
+                     std::string_view axis, std::size_t operand, long dim) {
+  const std::string arg = "args[" + std::to_string(operand) + "]";
+  const std::string o(op), a(axis);
+  switch (why) {
+    case ShardLossReason::OperandShardUnknown:
+      return error(ErrorKind::SpmdTypeError,
+                   arg + " is V on this axis with no known shard dim", a);
+    case ShardLossReason::OperandRankUnknown:
+      return error(ErrorKind::SpmdTypeError,
+                   arg + " is " + S_text(dim) +
+                       " but its rank is unknown, so " + o +
+                       " cannot place the shard",
+                   a,
+                   "annotate the operand's rank, e.g. [[spmd::type(" + a +
+                       " = " + S_text(dim) + ", spmd::rank(3))]]");
+    case ShardLossReason::OpRejected:
+      return error(ErrorKind::SpmdTypeError, "the op is rejected on this axis",
+                   a);
+    case ShardLossReason::ResultRankUnknown:
+      return error(ErrorKind::SpmdTypeError, "the result's rank is unknown", a);
+    case ShardLossReason::RuleNeedsRank:
+      return error(ErrorKind::SpmdTypeError,
+                   arg + " has no known rank, which the sharding rule of " + o +
+                       " needs",
+                   a,
+                   "annotate its rank, e.g. [[spmd::type(" + a +
+                       " = ..., spmd::rank(3))]]");
+    case ShardLossReason::RuleUndecided:
+      break;
+  }
+  return error(ErrorKind::SpmdTypeError,
+               "the core's sharding rule for " + o +
+                   " could not decide (a size or dim argument is not a "
+                   "constant)",
+               a);
+}
+
 namespace {
 
 // §12.4: a collective axis made of local and global axes has no policy.

@@ -464,5 +464,30 @@ TEST(CheckAssertedShardDim, AnotherKnownDimIsAnError) {
                         ErrorKind::SpmdTypeError, {"dim -1, not 1"}));
 }
 
+TEST(ShardLoss, NamesTheOperandTheAxisAndTheOp) {
+  TypeError e =
+      shard_loss(ShardLossReason::OperandRankUnknown, "matmul", "tp", 1, -1);
+  EXPECT_EQ(e.axis, "tp");
+  EXPECT_EQ(e.message,
+            "args[1] is S(-1) but its rank is unknown, so matmul cannot place "
+            "the shard");
+  EXPECT_EQ(e.fix,
+            "annotate the operand's rank, e.g. [[spmd::type(tp = S(-1), "
+            "spmd::rank(3))]]");
+  EXPECT_EQ(
+      shard_loss(ShardLossReason::OperandShardUnknown, "add", "dp", 0).message,
+      "args[0] is V on this axis with no known shard dim");
+  EXPECT_EQ(shard_loss(ShardLossReason::RuleNeedsRank, "view", "tp", 2).message,
+            "args[2] has no known rank, which the sharding rule of view needs");
+  EXPECT_NE(shard_loss(ShardLossReason::RuleUndecided, "view", "tp")
+                .message.find("sharding rule for view could not decide"),
+            std::string::npos);
+  EXPECT_EQ(shard_loss(ShardLossReason::OpRejected, "mm", "tp").message,
+            "the op is rejected on this axis");
+  EXPECT_EQ(
+      shard_loss(ShardLossReason::ResultRankUnknown, "linear", "tp").message,
+      "the result's rank is unknown");
+}
+
 }  // namespace
 }  // namespace spmd::core::testing

@@ -79,6 +79,25 @@ Status check_unmasked_rows_input(const CollectiveCall& call,
 Status check_asserted_shard_dim(std::string_view axis, long have, long asserted,
                                 std::optional<long> rank);
 
+/// Why a front end's sharding propagation (global mode, spec §12.2) leaves
+/// the result's shard dim on an axis unknown; the reasons of the strict-mode
+/// "unknown shard" report. `operand` indexes the op's tensor operands
+/// ("args[i]"), `op` is the op's canonical name.
+enum class ShardLossReason {
+  OperandShardUnknown,  ///< an operand is V with no known shard dim
+  OperandRankUnknown,   ///< an operand is S(d < 0) of unknown rank
+  OpRejected,           ///< the op's rule rejected the operands on the axis
+  ResultRankUnknown,    ///< a shard counted from the end, rank unknown
+  RuleNeedsRank,        ///< the op's rule needs an operand's rank
+  RuleUndecided,        ///< a size or dim argument is not a constant
+};
+
+/// The reason `why` as a TypeError (message, and a fix where one helps)
+/// naming `axis`; `dim` is the operand's shard dim (OperandRankUnknown).
+TypeError shard_loss(ShardLossReason why, std::string_view op,
+                     std::string_view axis, std::size_t operand = 0,
+                     long dim = 0);
+
 /// Type transfer of a collective in a session (spec §7.2 then §12.4).
 /// `axis` is the collective's axis; `resolved_axes` the tensor axes it acts
 /// on (spec §7.2 step 1: [axis] or the sub-axes it flattens; empty = not
