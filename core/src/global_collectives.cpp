@@ -211,6 +211,11 @@ TypeError shard_loss(ShardLossReason why, std::string_view op,
                    a,
                    "annotate its rank, e.g. [[spmd::type(" + a +
                        " = ..., spmd::rank(3))]]");
+    case ShardLossReason::OpDidNotSay:
+      return error(ErrorKind::SpmdTypeError,
+                   "the op that made it did not say where", a);
+    case ShardLossReason::DeclaredV:
+      return error(ErrorKind::SpmdTypeError, "its type says V, not S(i)", a);
     case ShardLossReason::RuleUndecided:
       break;
   }

@@ -259,6 +259,11 @@ private:
   /// The result's shard on \p A is unknown: \p Out gets a V made \p Here,
   /// and the core's reason \p Why is kept for the strict-mode report.
   void loseShard(AxisId A, Origin Here, core::TypeError Why, Value &Out);
+  /// The ordered tuples (spec §12.1 entries of two or more global axes, outer
+  /// to inner) that shard a dim of one of \p Tensors; size-1 guarded axes
+  /// are normalised away, and a tuple whose order nobody gave is left out.
+  std::vector<core::SpecEntry>
+  operandTuples(llvm::ArrayRef<const OperandSource *> Tensors) const;
   /// Global mode, after propagateShards: the positions of the axes \p
   /// Placed that share a dim of \p Out, ordered by the operands' tuples
   /// (core::AxisOrder, spec §12.2); conflicting orders are an op-type error

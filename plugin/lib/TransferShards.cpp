@@ -210,10 +210,10 @@ void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
     if (It != TU.ShardLoss.end())
       Why = It->second;
     else {
-      Why.emplace();
-      Why->message = O.Kind == OriginKind::Inferred
-                         ? "the op that made it did not say where"
-                         : "its type says V, not S(i)";
+      Why = core::shard_loss(O.Kind == OriginKind::Inferred
+                                 ? core::ShardLossReason::OpDidNotSay
+                                 : core::ShardLossReason::DeclaredV,
+                             "", TU.Axes.name(Axis));
     }
   }
   Problem P;
@@ -679,12 +679,8 @@ bool Transfer::placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
   return false;
 }
 
-void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
-                           const Operands &Ops,
-                           llvm::ArrayRef<const OperandSource *> Tensors,
-                           llvm::ArrayRef<AxisId> Placed, Value &Out) {
-  // The operands' tuples (spec §12.1 entries of two or more global axes,
-  // outer to inner) give the order of axes that share a dim.
+std::vector<core::SpecEntry>
+Transfer::operandTuples(llvm::ArrayRef<const OperandSource *> Tensors) const {
   std::vector<core::SpecEntry> Inputs;
   for (const OperandSource *S : Tensors) {
     llvm::SmallVector<int, 4> Dims;
@@ -709,6 +705,16 @@ void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
         Inputs.push_back(std::move(E));
     }
   }
+  return Inputs;
+}
+
+void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
+                           const Operands &Ops,
+                           llvm::ArrayRef<const OperandSource *> Tensors,
+                           llvm::ArrayRef<AxisId> Placed, Value &Out) {
+  // The operands' tuples (spec §12.1 entries of two or more global axes,
+  // outer to inner) give the order of axes that share a dim.
+  std::vector<core::SpecEntry> Inputs = operandTuples(Tensors);
   // The result's tuples: the axes propagation put on one dim, by the core's
   // order of the inputs.
   llvm::SmallVector<int, 4> OutDims;

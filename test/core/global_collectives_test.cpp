@@ -487,6 +487,10 @@ TEST(ShardLoss, NamesTheOperandTheAxisAndTheOp) {
   EXPECT_EQ(
       shard_loss(ShardLossReason::ResultRankUnknown, "linear", "tp").message,
       "the result's rank is unknown");
+  EXPECT_EQ(shard_loss(ShardLossReason::OpDidNotSay, "", "tp").message,
+            "the op that made it did not say where");
+  EXPECT_EQ(shard_loss(ShardLossReason::DeclaredV, "", "tp").message,
+            "its type says V, not S(i)");
 }
 
 }  // namespace

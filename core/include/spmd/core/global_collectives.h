@@ -90,6 +90,8 @@ enum class ShardLossReason {
   ResultRankUnknown,    ///< a shard counted from the end, rank unknown
   RuleNeedsRank,        ///< the op's rule needs an operand's rank
   RuleUndecided,        ///< a size or dim argument is not a constant
+  OpDidNotSay,          ///< the V was made by an op that gave no shard dim
+  DeclaredV,            ///< the V comes from a type that says V, not S(i)
 };
 
 /// The reason `why` as a TypeError (message, and a fix where one helps)
