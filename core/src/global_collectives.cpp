@@ -64,162 +64,334 @@ Status check_innermost(std::string_view op, std::string_view axis,
                    inner + "), or use local_map");
 }
 
-Result<GlobalType> transfer_global(
+DimMatch compare_shard_dims(long a, long b, std::optional<long> rank) {
+  if (rank) {
+    auto resolve = [&](long d) { return d < 0 ? d + *rank : d; };
+    return resolve(a) == resolve(b) ? DimMatch::Same : DimMatch::Different;
+  }
+  if ((a < 0) != (b < 0)) return DimMatch::Unknown;
+  return a == b ? DimMatch::Same : DimMatch::Different;
+}
+
+namespace {
+
+// A src = S(i) given without a gather or split dim.
+bool plain_shard_src(const CollectiveCall& call) {
+  return call.src.is_shard() && !call.gather_dim && !call.split_dim;
+}
+
+std::string gather_fix(std::string_view axis, long d) {
+  return "spmd::all_gather(x, " + std::string(axis) + ", " + S_text(d) + ", R)";
+}
+
+// "reinterpret as P of" / "all_reduce with src = P on", as a message starts.
+std::string pending_sum_use(const CollectiveCall& call) {
+  if (call.op == Collective::Reinterpret) return "reinterpret as P of";
+  return std::string(to_string(call.op)) + " with src = P on";
+}
+
+}  // namespace
+
+bool src_names_other_dim(const CollectiveCall& call, long shard,
+                         std::optional<long> rank) {
+  return plain_shard_src(call) &&
+         compare_shard_dims(call.src.dim, shard, rank) == DimMatch::Different;
+}
+
+std::optional<TypeError> src_shard_rank_dependent(const CollectiveCall& call,
+                                                  long shard,
+                                                  std::optional<long> rank) {
+  if (!plain_shard_src(call) ||
+      compare_shard_dims(call.src.dim, shard, rank) != DimMatch::Unknown)
+    return std::nullopt;
+  TypeError e;
+  e.message = "src " + S_text(call.src.dim) + " and its shard " +
+              S_text(shard) +
+              " are one dim only for some ranks, and its rank is unknown";
+  return e;
+}
+
+bool wants_pending_sum(const CollectiveCall& call) {
+  return call.src.kind == TypeKind::Partial ||
+         (call.op == Collective::Reinterpret &&
+          call.dst.kind == TypeKind::Partial);
+}
+
+Status check_sharded_input(const CollectiveCall& call, std::string_view axis,
+                           long shard, std::optional<long> rank) {
+  if (call.expert_mode) return Ok{};
+  const std::string a(axis);
+  const std::string d = std::to_string(shard);
+  TypeError e;
+  if (src_names_other_dim(call, shard, rank)) {
+    const std::string s = std::to_string(call.src.dim);
+    e = error(
+        ErrorKind::SpmdTypeError,
+        std::string(to_string(call.op)) + " expects its input sharded on dim " +
+            s + " on axis " + a + " (src = " + S_text(call.src.dim) +
+            "), but it is sharded on dim " + d + " (" + S_text(shard) + ")",
+        a,
+        "gather along dim " + d + ", where it is sharded (" +
+            gather_fix(axis, shard) + "), or use src = " + S_text(shard));
+    e.expected = S_text(call.src.dim);
+  } else if (wants_pending_sum(call)) {
+    e = error(ErrorKind::SpmdTypeError,
+              pending_sum_use(call) + " a tensor sharded on dim " + d +
+                  " on axis " + a + " (" + S_text(shard) +
+                  "): a shard is not a pending sum",
+              a,
+              "gather along dim " + d + " (" + gather_fix(axis, shard) +
+                  "); a sum of partial products needs the contraction dim "
+                  "sharded on both operands");
+    e.expected = "P";
+  } else {
+    return Ok{};
+  }
+  e.actual = S_text(shard);
+  return e;
+}
+
+Status check_unmasked_rows_input(const CollectiveCall& call,
+                                 std::string_view axis) {
+  if (call.expert_mode || !wants_pending_sum(call)) return Ok{};
+  const std::string a(axis);
+  TypeError e = error(
+      ErrorKind::SpmdTypeError,
+      pending_sum_use(call) +
+          " rows looked up in a table sharded by rows on axis " + a +
+          " (S(0)) whose rows for indices outside this rank's shard are not "
+          "zeroed: the sum over " +
+          a + " would add every rank's row, not only the owner's",
+      a,
+      "zero them first, e.g. rows.masked_fill(outside.unsqueeze(-1), 0.0) "
+      "where outside marks the indices this rank does not hold");
+  e.expected = "P";
+  e.actual = "V";
+  return e;
+}
+
+Status check_asserted_shard_dim(std::string_view axis, long have, long asserted,
+                                std::optional<long> rank) {
+  if (compare_shard_dims(have, asserted, rank) != DimMatch::Different)
+    return Ok{};
+  TypeError e = error(ErrorKind::SpmdTypeError,
+                      "it is sharded on dim " + std::to_string(have) +
+                          ", not " + std::to_string(asserted),
+                      std::string(axis));
+  e.expected = S_text(asserted);
+  e.actual = S_text(have);
+  return e;
+}
+
+TypeError shard_loss(ShardLossReason why, std::string_view op,
+                     std::string_view axis, std::size_t operand, long dim) {
+  const std::string arg = "args[" + std::to_string(operand) + "]";
+  const std::string o(op), a(axis);
+  switch (why) {
+    case ShardLossReason::OperandShardUnknown:
+      return error(ErrorKind::SpmdTypeError,
+                   arg + " is V on this axis with no known shard dim", a);
+    case ShardLossReason::OperandRankUnknown:
+      return error(ErrorKind::SpmdTypeError,
+                   arg + " is " + S_text(dim) +
+                       " but its rank is unknown, so " + o +
+                       " cannot place the shard",
+                   a,
+                   "annotate the operand's rank, e.g. [[spmd::type(" + a +
+                       " = " + S_text(dim) + ", spmd::rank(3))]]");
+    case ShardLossReason::OpRejected:
+      return error(ErrorKind::SpmdTypeError, "the op is rejected on this axis",
+                   a);
+    case ShardLossReason::ResultRankUnknown:
+      return error(ErrorKind::SpmdTypeError, "the result's rank is unknown", a);
+    case ShardLossReason::RuleNeedsRank:
+      return error(ErrorKind::SpmdTypeError,
+                   arg + " has no known rank, which the sharding rule of " + o +
+                       " needs",
+                   a,
+                   "annotate its rank, e.g. [[spmd::type(" + a +
+                       " = ..., spmd::rank(3))]]");
+    case ShardLossReason::OpDidNotSay:
+      return error(ErrorKind::SpmdTypeError,
+                   "the op that made it did not say where", a);
+    case ShardLossReason::DeclaredV:
+      return error(ErrorKind::SpmdTypeError, "its type says V, not S(i)", a);
+    case ShardLossReason::RuleUndecided:
+      break;
+  }
+  return error(ErrorKind::SpmdTypeError,
+               "the core's sharding rule for " + o +
+                   " could not decide (a size or dim argument is not a "
+                   "constant)",
+               a);
+}
+
+namespace {
+
+// §12.4: a collective axis made of local and global axes has no policy.
+Status check_axis_policies(const std::string& op, std::string_view axis,
+                           const std::vector<std::string>& axes,
+                           const GlobalContext& ctx) {
+  if (!ctx.global) return Ok{};
+  std::vector<std::string> g, l;
+  for (const auto& a : axes) (ctx.is_global(a) ? g : l).push_back(a);
+  if (g.empty() || l.empty()) return Ok{};
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& a : v) s += (s.empty() ? "" : ", ") + a;
+    return s;
+  };
+  return error(ErrorKind::SpmdTypeError,
+               op + ": collective axis " + std::string(axis) +
+                   " spans mesh axes with mixed typechecking policies: "
+                   "local axes (" +
+                   join(l) + ") and global axes (" + join(g) + ")",
+               std::string(axis),
+               "pass a collective axis whose component axes are all "
+               "local or all global");
+}
+
+// §7.2: the local transfer, axis by axis.
+Result<TensorType> transfer_local_map(
     const CollectiveCall& call, const std::optional<GlobalType>& input,
     std::string_view axis, const std::vector<std::string>& resolved_axes,
-    const Shape& shape, const GlobalContext& ctx, bool axis_is_singleton) {
-  const std::string op = to_string(call.op);
-  std::vector<std::string> axes = resolved_axes;
-  if (axes.empty()) axes.push_back(std::string(axis));
-
-  // §12.4: a collective axis made of local and global axes has no policy.
-  if (ctx.global) {
-    std::vector<std::string> g, l;
-    for (const auto& a : axes) (ctx.is_global(a) ? g : l).push_back(a);
-    if (!g.empty() && !l.empty()) {
-      auto join = [](const std::vector<std::string>& v) {
-        std::string s;
-        for (const auto& a : v) s += (s.empty() ? "" : ", ") + a;
-        return s;
-      };
-      return error(ErrorKind::SpmdTypeError,
-                   op + ": collective axis " + std::string(axis) +
-                       " spans mesh axes with mixed typechecking policies: "
-                       "local axes (" +
-                       join(l) + ") and global axes (" + join(g) + ")",
-                   std::string(axis),
-                   "pass a collective axis whose component axes are all "
-                   "local or all global");
-    }
-  }
-
-  // §7.2: the local transfer, axis by axis.
+    const GlobalContext& ctx, bool axis_is_singleton) {
   std::optional<TensorType> local_in;
   if (input) local_in = input->local;
+  if (resolved_axes.empty())
+    return transfer(call, local_in, axis, ctx.local.strict, axis_is_singleton);
   TensorType local_out = local_in.value_or(TensorType{});
-  if (resolved_axes.empty()) {
-    auto r =
-        transfer(call, local_in, axis, ctx.local.strict, axis_is_singleton);
+  for (const auto& a : resolved_axes) {
+    auto r = transfer(call, local_out, a, ctx.local.strict, false);
     if (!r) return r.error();
     local_out = *r;
-  } else {
-    for (const auto& a : resolved_axes) {
-      auto r = transfer(call, local_out, a, ctx.local.strict, false);
-      if (!r) return r.error();
-      local_out = *r;
-    }
   }
-  GlobalType out;
-  out.local = local_out;
-  if (!input) return out;
-  out.spec = input->spec;
-  out.unknown_shards = input->unknown_shards;
-  if (!ctx.global) {
-    // A local axis keeps local semantics; the spec of global axes is kept.
-    return out;
-  }
-  bool rank_known = shape.rank_known();
-  long in_rank = rank_known ? shape.rank() : -1;
-  int delta = rank_delta(call);
-  long out_rank = in_rank + delta;
+  return local_out;
+}
 
-  for (const auto& a : axes) {
-    if (!ctx.is_global(a) || !input->local.has(a)) continue;
-    PerAxisType in_t = *input->local.get(a);
-    std::optional<long> in_shard;
-    if (input->spec) {
-      if (auto d = input->spec->dim_of(a)) {
-        auto inner = check_innermost(op, a, input->spec->entry(*d), *d);
-        if (!inner) return inner.error();
-        in_shard = *d;
-      }
-    }
-    bool unknown_shard = input->unknown_shards.count(a) != 0;
-    if (in_t.kind == TypeKind::Varying && !in_shard && !unknown_shard) {
-      return error(ErrorKind::SpmdTypeError,
-                   op + ": axis " + a +
-                       " is global but the input has V without a "
-                       "corresponding S(i) in its PartitionSpec",
-                   a, "use assert_type() to give the input an S(i) on " + a);
-    }
-    // src = S(i) must be the input's shard.
-    if (call.src.is_shard() && in_shard) {
-      std::optional<long> want;
-      if (rank_known) {
-        auto r = resolve_shard_dim(call.src, in_rank);
-        if (!r) {
-          TypeError e = r.error();
-          e.axis = a;
-          return e;
-        }
-        want = r->dim;
-      } else if (call.src.dim >= 0) {
-        want = call.src.dim;
-      }
-      if (want && *want != *in_shard) {
-        TypeError e =
-            error(ErrorKind::SpmdTypeError,
-                  op + ": expected input shard " + S_text(*want) + " on axis " +
-                      a + ", got " + S_text(*in_shard) + " (the input is " +
-                      input->spec->to_string() + ")",
-                  a,
-                  "use src=" + S_text(*in_shard) + " (" + op + " along dim " +
-                      std::to_string(*in_shard) +
-                      ", where the input is sharded), "
-                      "or move the shard first with all_to_all");
-        e.expected = S_text(*want);
-        e.actual = S_text(*in_shard);
-        return e;
-      }
-    }
-    // Issue #11: a known shard is not a pending sum.
-    bool wants_partial = (call.src.kind == TypeKind::Partial &&
-                          call.op != Collective::Reinterpret) ||
-                         (call.op == Collective::Reinterpret &&
-                          call.src.kind == TypeKind::Varying &&
-                          call.dst.kind == TypeKind::Partial);
-    if (ctx.shard_is_not_partial && wants_partial && in_shard &&
-        in_t.kind == TypeKind::Varying && !call.expert_mode) {
-      TypeError e =
-          error(ErrorKind::SpmdTypeError,
-                op + ": the input is sharded on axis " + a + " (" +
-                    S_text(*in_shard) + ", " + input->spec->to_string() +
-                    "), not a pending sum: it cannot be used where src=P is "
-                    "expected",
-                a,
-                call.op == Collective::AllReduce
-                    ? "to collect the shards use spmd::all_gather(x, " + a +
-                          ", " + S_text(*in_shard) +
-                          ", R); if the value really is a partial sum, its "
-                          "producer should make it P (a contraction over the "
-                          "sharded dim does)"
-                    : "to collect the shards use all_gather with src=" +
-                          S_text(*in_shard) +
-                          "; reinterpreting a shard as a partial sum needs "
-                          "expert_mode");
-      e.expected = "P";
-      e.actual = S_text(*in_shard);
+// src = S(i) must be the input's shard `in_shard` on axis `a`.
+Status check_src_is_input_shard(const CollectiveCall& call,
+                                const std::string& op, const std::string& a,
+                                const GlobalType& input, long in_shard,
+                                const Shape& shape) {
+  std::optional<long> want;
+  if (shape.rank_known()) {
+    auto r = resolve_shard_dim(call.src, shape.rank());
+    if (!r) {
+      TypeError e = r.error();
+      e.axis = a;
       return e;
     }
+    want = r->dim;
+  } else if (call.src.dim >= 0) {
+    want = call.src.dim;
   }
+  if (!want || *want == in_shard) return Ok{};
+  TypeError e = error(ErrorKind::SpmdTypeError,
+                      op + ": expected input shard " + S_text(*want) +
+                          " on axis " + a + ", got " + S_text(in_shard) +
+                          " (the input is " + input.spec->to_string() + ")",
+                      a,
+                      "use src=" + S_text(in_shard) + " (" + op +
+                          " along dim " + std::to_string(in_shard) +
+                          ", where the input is sharded), "
+                          "or move the shard first with all_to_all");
+  e.expected = S_text(*want);
+  e.actual = S_text(in_shard);
+  return e;
+}
 
-  // Output spec: drop the axes, fix the rank, add dst S(d) innermost.
-  if (!rank_known) {
-    out.spec.reset();
-    for (const auto& a : axes)
-      if (ctx.is_global(a)) {
-        out.unknown_shards.erase(a);
-        if (call.dst.is_shard()) out.unknown_shards.insert(a);
-      }
-    // Shards of other axes are unknown too once the spec is lost.
-    if (input->spec)
-      for (const auto& a : input->spec->axes())
-        if (std::find(axes.begin(), axes.end(), a) == axes.end())
-          out.unknown_shards.insert(a);
-    return out;
+// Issue #11: a known shard `in_shard` of axis `a` is not a pending sum.
+Status check_shard_not_pending_sum(const CollectiveCall& call,
+                                   const std::string& op, const std::string& a,
+                                   const GlobalType& input, long in_shard) {
+  bool wants_partial = (call.src.kind == TypeKind::Partial &&
+                        call.op != Collective::Reinterpret) ||
+                       (call.op == Collective::Reinterpret &&
+                        call.src.kind == TypeKind::Varying &&
+                        call.dst.kind == TypeKind::Partial);
+  if (!wants_partial || call.expert_mode) return Ok{};
+  TypeError e = error(
+      ErrorKind::SpmdTypeError,
+      op + ": the input is sharded on axis " + a + " (" + S_text(in_shard) +
+          ", " + input.spec->to_string() +
+          "), not a pending sum: it cannot be used where src=P is expected",
+      a,
+      call.op == Collective::AllReduce
+          ? "to collect the shards use spmd::all_gather(x, " + a + ", " +
+                S_text(in_shard) +
+                ", R); if the value really is a partial sum, its producer "
+                "should make it P (a contraction over the sharded dim does)"
+          : "to collect the shards use all_gather with src=" +
+                S_text(in_shard) +
+                "; reinterpreting a shard as a partial sum needs "
+                "expert_mode");
+  e.expected = "P";
+  e.actual = S_text(in_shard);
+  return e;
+}
+
+// §12.4's input checks on one global axis `a` of the input.
+Status check_global_input_axis(const CollectiveCall& call,
+                               const std::string& op, const std::string& a,
+                               const GlobalType& input, const Shape& shape,
+                               const GlobalContext& ctx) {
+  PerAxisType in_t = *input.local.get(a);
+  std::optional<long> in_shard;
+  if (input.spec) {
+    if (auto d = input.spec->dim_of(a)) {
+      auto inner = check_innermost(op, a, input.spec->entry(*d), *d);
+      if (!inner) return inner.error();
+      in_shard = *d;
+    }
   }
-  PartitionSpec spec =
-      input->spec ? *input->spec : PartitionSpec::none(in_rank);
+  bool unknown_shard = input.unknown_shards.count(a) != 0;
+  if (in_t.kind == TypeKind::Varying && !in_shard && !unknown_shard) {
+    return error(ErrorKind::SpmdTypeError,
+                 op + ": axis " + a +
+                     " is global but the input has V without a "
+                     "corresponding S(i) in its PartitionSpec",
+                 a, "use assert_type() to give the input an S(i) on " + a);
+  }
+  if (!in_shard) return Ok{};
+  if (call.src.is_shard()) {
+    auto src = check_src_is_input_shard(call, op, a, input, *in_shard, shape);
+    if (!src) return src;
+  }
+  if (ctx.shard_is_not_partial && in_t.kind == TypeKind::Varying)
+    return check_shard_not_pending_sum(call, op, a, input, *in_shard);
+  return Ok{};
+}
+
+// The output without a known rank: the spec is lost, the shards of the
+// collective's axes (for dst S(d)) and of the other axes become unknown.
+GlobalType unranked_output(const CollectiveCall& call, const GlobalType& input,
+                           const std::vector<std::string>& axes,
+                           const GlobalContext& ctx, GlobalType out) {
+  out.spec.reset();
+  for (const auto& a : axes)
+    if (ctx.is_global(a)) {
+      out.unknown_shards.erase(a);
+      if (call.dst.is_shard()) out.unknown_shards.insert(a);
+    }
+  if (input.spec)
+    for (const auto& a : input.spec->axes())
+      if (std::find(axes.begin(), axes.end(), a) == axes.end())
+        out.unknown_shards.insert(a);
+  return out;
+}
+
+// The output spec: drop the axes, fix the rank (a stacked dim added or
+// removed), add dst S(d) innermost.
+Result<PartitionSpec> output_spec(const CollectiveCall& call,
+                                  const GlobalType& input,
+                                  std::string_view axis,
+                                  const std::vector<std::string>& axes,
+                                  long in_rank, const GlobalContext& ctx) {
+  const std::string op = to_string(call.op);
+  int delta = rank_delta(call);
+  long out_rank = in_rank + delta;
+  PartitionSpec spec = input.spec ? *input.spec : PartitionSpec::none(in_rank);
   for (const auto& a : axes)
     if (ctx.is_global(a)) spec = spec.without(a);
   std::vector<SpecEntry> entries = spec.entries();
@@ -250,8 +422,41 @@ Result<GlobalType> transfer_global(
     for (const auto& a : axes)
       if (ctx.is_global(a)) spec = spec.with_innermost(r->dim, a);
   }
+  return spec;
+}
+
+}  // namespace
+
+Result<GlobalType> transfer_global(
+    const CollectiveCall& call, const std::optional<GlobalType>& input,
+    std::string_view axis, const std::vector<std::string>& resolved_axes,
+    const Shape& shape, const GlobalContext& ctx, bool axis_is_singleton) {
+  const std::string op = to_string(call.op);
+  std::vector<std::string> axes = resolved_axes;
+  if (axes.empty()) axes.push_back(std::string(axis));
+  auto policies = check_axis_policies(op, axis, axes, ctx);
+  if (!policies) return policies.error();
+  auto local = transfer_local_map(call, input, axis, resolved_axes, ctx,
+                                  axis_is_singleton);
+  if (!local) return local.error();
+  GlobalType out;
+  out.local = *local;
+  if (!input) return out;
+  out.spec = input->spec;
+  out.unknown_shards = input->unknown_shards;
+  // A local axis keeps local semantics; the spec of global axes is kept.
+  if (!ctx.global) return out;
+  for (const auto& a : axes) {
+    if (!ctx.is_global(a) || !input->local.has(a)) continue;
+    auto checked = check_global_input_axis(call, op, a, *input, shape, ctx);
+    if (!checked) return checked.error();
+  }
+  if (!shape.rank_known())
+    return unranked_output(call, *input, axes, ctx, std::move(out));
+  auto spec = output_spec(call, *input, axis, axes, shape.rank(), ctx);
+  if (!spec) return spec.error();
   for (const auto& a : axes) out.unknown_shards.erase(a);
-  out.spec = spec;
+  out.spec = *spec;
   return out;
 }
 

@@ -378,11 +378,8 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
 }
 
 void Reporter::renderAssert(const Problem &P, Pending &D) {
-  std::string Why = P.Code == ProblemCode::AssertShardDim
-                        ? "it is sharded on dim " +
-                              std::to_string(P.Actual->dim) + ", not " +
-                              std::to_string(P.Expected->dim)
-                        : oneLine(P.Error->message);
+  // The core's reason (for AssertShardDim: which dim it is sharded on).
+  std::string Why = oneLine(P.Error->message);
   D.Text = "spmd::assert_type: " + describe(P.Subject) + " has type " +
            typeStr(*P.Actual) + " on axis '" + axisName(*P.Axis) +
            "', but the assertion says " + typeStr(*P.Expected) + " (" + Why +

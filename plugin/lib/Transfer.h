@@ -26,6 +26,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <spmd/core/propagation.h>
+#include <spmd/core/sharding_propagation.h>
 
 #include <map>
 
@@ -231,10 +232,10 @@ private:
                              llvm::ArrayRef<const clang::Expr *> CallArgs,
                              const Operands &Ops, Value &Out);
   /// A collective with src = P (or reinterpret as P) of unmasked rows:
-  /// reports it; returns true.
+  /// reports the core's \p Err; returns true.
   bool checkUnmaskedRows(const clang::CallExpr *CE,
                          const core::CollectiveCall &Call, const Value &In,
-                         AxisId Axis);
+                         AxisId Axis, core::TypeError Err);
   /// Global mode: the rank of \p Out and its shard dims on the axes some
   /// operand shards, by the core's sharding propagation with the constant
   /// dim and size arguments among \p Args; its errors are reported as
@@ -242,6 +243,27 @@ private:
   void propagateShards(const clang::CallExpr *CE, llvm::StringRef Name,
                        llvm::ArrayRef<const clang::Expr *> Args,
                        const Operands &Ops, Value &Out);
+  /// propagateShards on one axis \p A some operand shards (\p Tensors: the
+  /// tensor operands; \p SA: the op's structural arguments); returns whether
+  /// the result is sharded by \p A.
+  bool propagateShardAxis(const clang::CallExpr *CE, llvm::StringRef Name,
+                          llvm::StringRef Canon, const Operands &Ops,
+                          llvm::ArrayRef<const OperandSource *> Tensors,
+                          const core::ShardingArgs &SA, AxisId A, Value &Out);
+  /// Sets the core's placement \p R of the result on axis \p A in \p Out
+  /// (\p Args: the operands it was computed from; \p FromEnd: the shard is
+  /// counted from the end); returns whether the result is sharded by \p A.
+  bool placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
+                  llvm::ArrayRef<core::AxisArg> Args, bool FromEnd, AxisId A,
+                  Origin Here, Value &Out);
+  /// The result's shard on \p A is unknown: \p Out gets a V made \p Here,
+  /// and the core's reason \p Why is kept for the strict-mode report.
+  void loseShard(AxisId A, Origin Here, core::TypeError Why, Value &Out);
+  /// The ordered tuples (spec §12.1 entries of two or more global axes, outer
+  /// to inner) that shard a dim of one of \p Tensors; size-1 guarded axes
+  /// are normalised away, and a tuple whose order nobody gave is left out.
+  std::vector<core::SpecEntry>
+  operandTuples(llvm::ArrayRef<const OperandSource *> Tensors) const;
   /// Global mode, after propagateShards: the positions of the axes \p
   /// Placed that share a dim of \p Out, ordered by the operands' tuples
   /// (core::AxisOrder, spec §12.2); conflicting orders are an op-type error

@@ -11,6 +11,7 @@
 #include <spmd/core/annotation_rules.h>
 #include <spmd/core/collective_options.h>
 #include <spmd/core/collectives.h>
+#include <spmd/core/global_collectives.h>
 
 using namespace clang;
 
@@ -304,11 +305,13 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   // other dim (spec §8.1 step 9).
   bool GlobalShard = globalAxis(E.Axis) && E.Type.is_shard();
   std::optional<int> HaveDim = F->shardDim();
-  std::optional<int> Rank = In.rank();
-  auto resolved = [&](int D) { return D < 0 && Rank ? D + *Rank : D; };
-  bool OtherDim = GlobalShard && HaveDim &&
-                  ((*HaveDim < 0) == (E.Type.dim < 0) || Rank) &&
-                  resolved(*HaveDim) != resolved(E.Type.dim);
+  std::optional<long> Rank;
+  if (std::optional<int> RK = In.rank())
+    Rank = *RK;
+  core::Status DimOk = core::Ok{};
+  if (GlobalShard && HaveDim)
+    DimOk = core::check_asserted_shard_dim(E.Axis, *HaveDim, E.Type.dim, Rank);
+  bool OtherDim = !DimOk.ok();
   core::Result<core::TensorType> R = core::assert_type(Known, Claimed);
   if (R.ok() && !OtherDim) {
     if (std::optional<PerAxisType> N = R->get(E.Axis)) {
@@ -337,7 +340,9 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   P.Expected = E.Type;
   P.Actual = *Have;
   P.Origins.push_back({X, *Have, F->originOf(*Have)});
-  if (!OtherDim) {
+  if (OtherDim) {
+    P.Error = DimOk.error();
+  } else {
     P.Error = R.error();
     if (reporting(P.Kind))
       P.Fix = conversion(X, *Have, E.Type);

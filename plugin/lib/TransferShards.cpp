@@ -24,19 +24,6 @@ namespace spmd::plugin {
 
 namespace {
 
-std::string dimStr(int D) { return std::to_string(D); }
-
-/// Dim \p D of a rank-\p Rank tensor, counted from the front.
-int resolve(int D, int Rank) { return D < 0 ? D + Rank : D; }
-
-/// Whether S(A) and S(B) are provably different dims without the rank.
-bool differentDims(int A, int B) { return (A < 0) == (B < 0) && A != B; }
-
-/// "all_gather(x, tp, S(d), R)" spelled for a message.
-std::string gatherFix(llvm::StringRef Axis, int D) {
-  return "spmd::all_gather(x, " + Axis.str() + ", S(" + dimStr(D) + "), R)";
-}
-
 /// Whether \p CE calls libtorch's embedding(weight, indices) (at:: or
 /// torch::, table first), not torch::nn::functional's (indices first).
 bool tableFirstEmbedding(const CallExpr *CE) {
@@ -78,66 +65,33 @@ bool Transfer::checkShardInput(const CallExpr *CE,
                                const Value &In, AxisId Axis) {
   if (!globalAxis(Axis))
     return false;
+  llvm::StringRef Name = TU.Axes.name(Axis);
   const AxisFact *F = In.get(Axis);
-  if (F && F->knownType() && F->Shard == AxisFact::UnmaskedRows &&
-      !Call.expert_mode &&
-      (Call.src.kind == TypeKind::Partial ||
-       (Call.op == core::Collective::Reinterpret &&
-        Call.dst.kind == TypeKind::Partial)))
-    return checkUnmaskedRows(CE, Call, In, Axis);
+  if (F && F->knownType() && F->Shard == AxisFact::UnmaskedRows) {
+    core::Status S = core::check_unmasked_rows_input(Call, Name);
+    if (!S.ok())
+      return checkUnmaskedRows(CE, Call, In, Axis, S.error());
+  }
   std::optional<int> D = F ? F->shardDim() : std::nullopt;
   if (!D || Call.expert_mode)
     return false;
-  llvm::StringRef Name = TU.Axes.name(Axis);
-  core::TypeError Err;
-  Err.axis = Name.str();
-  Err.actual = "S(" + dimStr(*D) + ")";
-  std::optional<int> Rank = In.rank();
-  bool Plain = Call.src.is_shard() && !Call.gather_dim && !Call.split_dim;
-  bool WrongDim =
-      Plain && (Rank ? resolve(Call.src.dim, *Rank) != resolve(*D, *Rank)
-                     : differentDims(Call.src.dim, *D));
-  if (Plain && !Rank && (Call.src.dim < 0) != (*D < 0)) {
-    core::TypeError Why;
-    Why.message = "src S(" + dimStr(Call.src.dim) + ") and its shard S(" +
-                  dimStr(*D) +
-                  ") are one dim only for some ranks, and its "
-                  "rank is unknown";
-    checkUnknownShard(In, CE->getArg(0), Axis, Why);
-  }
-  bool NotPartial = (Call.src.kind == TypeKind::Partial) ||
-                    (Call.op == core::Collective::Reinterpret &&
-                     Call.dst.kind == TypeKind::Partial);
-  if (WrongDim) {
-    Err.expected = "S(" + dimStr(Call.src.dim) + ")";
-    Err.message = std::string(core::to_string(Call.op)) +
-                  " expects its input sharded on dim " + dimStr(Call.src.dim) +
-                  " on axis " + Name.str() + " (src = S(" +
-                  dimStr(Call.src.dim) + ")), but it is sharded on dim " +
-                  dimStr(*D) + " (S(" + dimStr(*D) + "))";
-    Err.fix = "gather along dim " + dimStr(*D) + ", where it is sharded (" +
-              gatherFix(Name, *D) + "), or use src = S(" + dimStr(*D) + ")";
-  } else if (NotPartial) {
-    Err.expected = "P";
-    bool Reinterp = Call.op == core::Collective::Reinterpret;
-    Err.message =
-        std::string(Reinterp ? "reinterpret as P" : core::to_string(Call.op)) +
-        (Reinterp ? " of" : " with src = P on") + " a tensor sharded on dim " +
-        dimStr(*D) + " on axis " + Name.str() + " (S(" + dimStr(*D) +
-        ")): a shard is not a pending sum";
-    Err.fix = "gather along dim " + dimStr(*D) + " (" + gatherFix(Name, *D) +
-              "); a sum of partial products needs the contraction dim "
-              "sharded on both operands";
-  } else {
+  std::optional<long> Rank;
+  if (std::optional<int> R = In.rank())
+    Rank = *R;
+  if (std::optional<core::TypeError> Why =
+          core::src_shard_rank_dependent(Call, *D, Rank))
+    checkUnknownShard(In, CE->getArg(0), Axis, std::move(*Why));
+  core::Status S = core::check_sharded_input(Call, Name, *D, Rank);
+  if (S.ok())
     return false;
-  }
   if (!reporting(DiagKind::CollectiveInput))
     return true;
   Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
   const Expr *X = CE->getArg(0);
   P.Origins.push_back({X, types::V, F->originOf(types::V)});
-  P.Error = std::move(Err);
-  if (WrongDim && isEditableRange(CE->getArg(2)))
+  P.Error = S.error();
+  if (core::src_names_other_dim(Call, *D, Rank) &&
+      isEditableRange(CE->getArg(2)))
     P.SrcArg = CE->getArg(2);
   report(std::move(P));
   return true;
@@ -199,25 +153,11 @@ bool Transfer::checkInnermost(const CallExpr *CE,
 
 bool Transfer::checkUnmaskedRows(const CallExpr *CE,
                                  const core::CollectiveCall &Call,
-                                 const Value &In, AxisId Axis) {
+                                 const Value &In, AxisId Axis,
+                                 core::TypeError Err) {
   if (!reporting(DiagKind::CollectiveInput))
     return true;
-  llvm::StringRef Name = TU.Axes.name(Axis);
   const AxisFact *F = In.get(Axis);
-  bool Reinterp = Call.op == core::Collective::Reinterpret;
-  core::TypeError Err;
-  Err.axis = Name.str();
-  Err.expected = "P";
-  Err.actual = "V";
-  Err.message =
-      std::string(Reinterp ? "reinterpret as P" : core::to_string(Call.op)) +
-      (Reinterp ? " of" : " with src = P on") +
-      " rows looked up in a table sharded by rows on axis " + Name.str() +
-      " (S(0)) whose rows for indices outside this rank's shard are not "
-      "zeroed: the sum over " +
-      Name.str() + " would add every rank's row, not only the owner's";
-  Err.fix = "zero them first, e.g. rows.masked_fill(outside.unsqueeze(-1), "
-            "0.0) where outside marks the indices this rank does not hold";
   Problem P = collectiveInputProblem(CE, Call, Axis, types::V);
   const Expr *X = CE->getArg(0);
   P.Origins.push_back({X, types::V, F->originOf(types::V)});
@@ -270,10 +210,10 @@ void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
     if (It != TU.ShardLoss.end())
       Why = It->second;
     else {
-      Why.emplace();
-      Why->message = O.Kind == OriginKind::Inferred
-                         ? "the op that made it did not say where"
-                         : "its type says V, not S(i)";
+      Why = core::shard_loss(O.Kind == OriginKind::Inferred
+                                 ? core::ShardLossReason::OpDidNotSay
+                                 : core::ShardLossReason::DeclaredV,
+                             "", TU.Axes.name(Axis));
     }
   }
   Problem P;
@@ -426,9 +366,6 @@ std::optional<size_t> findRankless(llvm::ArrayRef<core::AxisArg> Args) {
   return std::nullopt;
 }
 
-/// "args[i]" as the core's messages name operands.
-std::string argName(size_t I) { return "args[" + std::to_string(I) + "]"; }
-
 /// linear(x, w[, b]) takes a 2-D weight [out, in] and a 1-D bias [out]
 /// whatever x is: an operand of unknown rank there gets it, and a shard
 /// counted from the end resolves (a bias annotated S(0) without
@@ -502,6 +439,90 @@ void Transfer::propagateUnmaskedRows(const CallExpr *CE, llvm::StringRef Canon,
   }
 }
 
+namespace {
+
+/// The rank of the operand value \p V, as the core's shape.
+core::Shape shapeOf(const Value &V) {
+  std::optional<int> R = V.rank();
+  return R ? core::Shape::of_rank(*R) : core::Shape::unknown();
+}
+
+/// The integer and integer-list arguments among \p CallArgs, in call order.
+llvm::SmallVector<IntList, 4> intLists(llvm::ArrayRef<const Expr *> CallArgs,
+                                       TypeClassifier &Types,
+                                       const ASTContext &Ctx) {
+  llvm::SmallVector<IntList, 4> Lists;
+  for (const Expr *A : CallArgs)
+    if (!Types.isTensor(A->getType()) && !Types.isOptionalTensor(A->getType()))
+      if (std::optional<IntList> L = intList(A, Ctx))
+        Lists.push_back(std::move(*L));
+  return Lists;
+}
+
+/// The result's rank: a factory's shape, else the core's shape rule run on
+/// replicated operands (it answers unknown when a rank it needs is missing;
+/// the first operand's is always needed).
+std::optional<long> resultRank(llvm::StringRef Name, llvm::StringRef Canon,
+                               llvm::ArrayRef<core::Shape> Shapes,
+                               llvm::ArrayRef<IntList> Lists,
+                               const core::ShardingArgs &SA) {
+  if (Shapes.empty()) {
+    if (isShapeFactory(Canon) && !Lists.empty())
+      return long(Lists.front().size());
+    return std::nullopt;
+  }
+  if (!Shapes.front().rank_known())
+    return std::nullopt;
+  std::vector<core::AxisArg> Rep;
+  for (const core::Shape &Sh : Shapes)
+    Rep.push_back({core::Placement::replicate(), Sh});
+  core::Result<core::AxisOutcome> R = core::propagate_axis(Name, Rep, SA, "");
+  if (R.ok())
+    return R->out_rank;
+  return std::nullopt;
+}
+
+/// Gives the operands \p Args of \p Canon the ranks the op fixes (mm, bmm,
+/// linear's parameters), resolving shards counted from the end; for
+/// linear(x, ...) with x of unknown rank sharded on a negative dim (or not
+/// sharded), x gets a rank that holds the dim. Returns whether the result's
+/// shard dim is then counted from the end (the linear case).
+bool fixOperandRanks(llvm::StringRef Canon, std::vector<core::AxisArg> &Args) {
+  // Where the op fixes its operands' ranks, a negative dim resolves
+  // without annotations.
+  long FixedRank = Canon == "mm" ? 2 : Canon == "bmm" ? 3 : 0;
+  for (size_t I = 0; I < Args.size() && FixedRank; ++I) {
+    if (!Args[I].shape.rank_known())
+      Args[I].shape = core::Shape::of_rank(FixedRank);
+    if (Args[I].placement.is_shard() && Args[I].placement.dim < 0)
+      Args[I].placement.dim += FixedRank;
+  }
+  fixLinearParamRanks(Canon, Args);
+  // linear(x, w[, b]) contracts x's last dim whatever x's rank: an x of
+  // unknown rank sharded on a negative dim (or not sharded) may be given
+  // any rank that holds the dim, and the result's dim counted from the end
+  // is exact.
+  if (Canon != "linear" || Args.empty() || Args[0].shape.rank_known() ||
+      (Args[0].placement.is_shard() && Args[0].placement.dim >= 0))
+    return false;
+  long Rank =
+      std::max(2L, Args[0].placement.is_shard() ? -Args[0].placement.dim : 1);
+  Args[0].shape = core::Shape::of_rank(Rank);
+  if (Args[0].placement.is_shard())
+    Args[0].placement.dim += Rank;
+  return true;
+}
+
+/// The first operand still sharded on a dim counted from the end.
+std::optional<size_t> findUnresolved(llvm::ArrayRef<core::AxisArg> Args) {
+  for (size_t I = 0; I < Args.size(); ++I)
+    if (Args[I].placement.is_shard() && Args[I].placement.dim < 0)
+      return I;
+  return std::nullopt;
+}
+
+} // namespace
+
 void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
                                llvm::ArrayRef<const Expr *> CallArgs,
                                const Operands &Ops, Value &Out) {
@@ -515,38 +536,18 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     CoreName = "at::embedding";
   Name = CoreName;
   propagateUnmaskedRows(CE, Canon, CallArgs, Ops, Out);
-  llvm::SmallVector<IntList, 4> Lists;
-  for (const Expr *A : CallArgs)
-    if (!Types.isTensor(A->getType()) && !Types.isOptionalTensor(A->getType()))
-      if (std::optional<IntList> L = intList(A, Ctx))
-        Lists.push_back(std::move(*L));
+  llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
   core::ShardingArgs SA = shardingArgs(Canon, Lists);
 
   // The tensor operands, with their ranks where known.
   llvm::SmallVector<const OperandSource *, 4> Tensors;
+  llvm::SmallVector<core::Shape, 4> Shapes;
   for (const OperandSource &S : Ops.Sources)
-    if (S.E)
+    if (S.E) {
       Tensors.push_back(&S);
-  auto shapeOf = [](const OperandSource *S) {
-    std::optional<int> R = S->V.rank();
-    return R ? core::Shape::of_rank(*R) : core::Shape::unknown();
-  };
-
-  // The result's rank: a factory's shape, else the core's shape rule run on
-  // replicated operands (it answers unknown when a rank it needs is
-  // missing; the first operand's is always needed).
-  std::optional<long> OutRank;
-  if (Tensors.empty()) {
-    if (isShapeFactory(Canon) && !Lists.empty())
-      OutRank = long(Lists.front().size());
-  } else if (Tensors.front()->V.rank()) {
-    std::vector<core::AxisArg> Rep;
-    for (const OperandSource *S : Tensors)
-      Rep.push_back({core::Placement::replicate(), shapeOf(S)});
-    core::Result<core::AxisOutcome> R = core::propagate_axis(Name, Rep, SA, "");
-    if (R.ok())
-      OutRank = R->out_rank;
-  }
+      Shapes.push_back(shapeOf(S.V));
+    }
+  std::optional<long> OutRank = resultRank(Name, Canon, Shapes, Lists, SA);
   Out.setRank(OutRank ? std::optional<int>(int(*OutRank)) : std::nullopt);
 
   // Axes some operand shards: the others need no global rule.
@@ -555,147 +556,131 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     for (const auto &[A, F] : S->V.axes())
       if (F.shardDim() && !llvm::is_contained(Sharded, A))
         Sharded.push_back(A);
-  Origin Here{CE->getExprLoc(), OriginKind::Inferred};
   llvm::SmallVector<AxisId, 4> Placed; // axes the result is sharded by
-  for (AxisId A : Sharded) {
-    const AxisFact *OF = Out.get(A);
-    std::optional<PerAxisType> K = OF ? OF->knownType() : std::nullopt;
-    if (!K || K->kind != TypeKind::Varying)
-      continue; // the local rule already decided (or nothing is known)
-    AxisFact NF = AxisFact::known(types::V, Here);
-    // Why the shard is unknown (kept for the strict-mode report).
-    auto lost = [&](std::string Msg, std::string Fix = "") {
-      core::TypeError E;
-      E.axis = TU.Axes.name(A).str();
-      E.message = std::move(Msg);
-      E.fix = std::move(Fix);
-      TU.ShardLoss[{Here.Loc.getRawEncoding(), A}] = E;
-      Out.set(A, NF);
-    };
-    std::vector<core::AxisArg> Args;
-    std::optional<size_t> UnknownShard, UnknownRank;
-    for (size_t I = 0; I < Tensors.size(); ++I) {
-      const OperandSource *S = Tensors[I];
-      core::AxisArg Arg{placementOf(S->V, A), shapeOf(S)};
-      if (Arg.placement.kind == core::Placement::Kind::Unknown &&
-          !UnknownShard) {
-        UnknownShard = I;
-        checkUnknownShard(S->V, S->E, A);
-      }
-      if (Arg.placement.is_shard() && Arg.placement.dim < 0 &&
-          Arg.shape.rank_known())
-        Arg.placement.dim += Arg.shape.rank();
-      Args.push_back(std::move(Arg));
-    }
-    // Where the op fixes its operands' ranks, a negative dim resolves
-    // without annotations.
-    long FixedRank = Canon == "mm" ? 2 : Canon == "bmm" ? 3 : 0;
-    for (size_t I = 0; I < Args.size() && FixedRank; ++I) {
-      if (!Args[I].shape.rank_known())
-        Args[I].shape = core::Shape::of_rank(FixedRank);
-      if (Args[I].placement.is_shard() && Args[I].placement.dim < 0)
-        Args[I].placement.dim += FixedRank;
-    }
-    fixLinearParamRanks(Canon, Args);
-    // linear(x, w[, b]) contracts x's last dim whatever x's rank: an x of
-    // unknown rank sharded on a negative dim (or not sharded) may be given
-    // any rank that holds the dim, and the result's dim counted from the end
-    // is exact.
-    bool FromEnd = false;
-    if (Canon == "linear" && !Args.empty() && !Args[0].shape.rank_known() &&
-        (!Args[0].placement.is_shard() || Args[0].placement.dim < 0)) {
-      long Rank = std::max(
-          2L, Args[0].placement.is_shard() ? -Args[0].placement.dim : 1);
-      Args[0].shape = core::Shape::of_rank(Rank);
-      if (Args[0].placement.is_shard())
-        Args[0].placement.dim += Rank;
-      FromEnd = true;
-    }
-    for (size_t I = 0; I < Args.size() && !UnknownRank; ++I)
-      if (Args[I].placement.is_shard() && Args[I].placement.dim < 0)
-        UnknownRank = I;
-    if (UnknownShard) {
-      lost(argName(*UnknownShard) + " is V on this axis with no known shard "
-                                    "dim");
-      continue;
-    }
-    if (UnknownRank) {
-      int D = int(Args[*UnknownRank].placement.dim);
-      lost(argName(*UnknownRank) + " is S(" + dimStr(D) +
-               ") but its rank is unknown, so " + Canon +
-               " cannot place the shard",
-           "annotate the operand's rank, e.g. [[spmd::type(" +
-               TU.Axes.name(A).str() + " = S(" + dimStr(D) +
-               "), spmd::rank(3))]]");
-      continue;
-    }
-    core::Result<core::AxisOutcome> R =
-        core::propagate_axis(Name, Args, SA, TU.Axes.name(A));
-    if (!R.ok()) {
-      if (reporting(DiagKind::OpType)) {
-        core::TypeError Err = R.error();
-        Err.axis = TU.Axes.name(A).str();
-        report(opTypeProblem(CE, Ops, Err));
-      }
-      lost("the op is rejected on this axis");
-      continue;
-    }
-    if (R->out_rank && !FromEnd)
-      Out.setRank(int(*R->out_rank));
-    switch (R->placement.kind) {
-    case core::Placement::Kind::Shard:
-      if (FromEnd && !R->out_rank) {
-        lost("the result's rank is unknown");
-        break;
-      }
-      {
-        AxisFact SF = *OF; // keeps the origin of the V (a declaration)
-        SF.Shard = int8_t(FromEnd && R->placement.dim >= 0
-                              ? R->placement.dim - *R->out_rank
-                              : R->placement.dim);
-        SF.Pos = 0;
-        Out.set(A, SF);
-        Placed.push_back(A);
-        break;
-      }
-    case core::Placement::Kind::Partial: // a V that is a pending sum (§12.2)
-      if (Canon == "embedding") {
-        // A lookup in a table sharded by rows is a pending sum only once
-        // the rows of indices outside the shard are zeroed: until then it
-        // is V, marked (propagateUnmaskedRows clears the mark).
-        AxisFact UF = NF;
-        UF.Shard = AxisFact::UnmaskedRows;
-        Out.set(A, UF);
-        break;
-      }
-      Out.set(A, AxisFact::known(types::P, Here));
-      break;
-    case core::Placement::Kind::Replicate:
-      Out.set(A, NF); // the local rule said V; keep it without a dim
-      break;
-    case core::Placement::Kind::Unknown:
-      if (!R->note.empty())
-        lost(R->note);
-      else if (std::optional<size_t> I = findRankless(Args))
-        lost(argName(*I) + " has no known rank, which the sharding rule of " +
-                 Canon + " needs",
-             "annotate its rank, e.g. [[spmd::type(" + TU.Axes.name(A).str() +
-                 " = ..., spmd::rank(3))]]");
-      else
-        lost("the core's sharding rule for " + Canon +
-             " could not decide (a size or dim argument is not a constant)");
-      break;
-    }
-  }
+  for (AxisId A : Sharded)
+    if (propagateShardAxis(CE, Name, Canon, Ops, Tensors, SA, A, Out))
+      Placed.push_back(A);
   orderTuples(CE, Name, Ops, Tensors, Placed, Out);
 }
 
-void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
-                           const Operands &Ops,
-                           llvm::ArrayRef<const OperandSource *> Tensors,
-                           llvm::ArrayRef<AxisId> Placed, Value &Out) {
-  // The operands' tuples (spec §12.1 entries of two or more global axes,
-  // outer to inner) give the order of axes that share a dim.
+void Transfer::loseShard(AxisId A, Origin Here, core::TypeError Why,
+                         Value &Out) {
+  Why.axis = TU.Axes.name(A).str();
+  TU.ShardLoss[{Here.Loc.getRawEncoding(), A}] = std::move(Why);
+  Out.set(A, AxisFact::known(types::V, Here));
+}
+
+bool Transfer::propagateShardAxis(const CallExpr *CE, llvm::StringRef Name,
+                                  llvm::StringRef Canon, const Operands &Ops,
+                                  llvm::ArrayRef<const OperandSource *> Tensors,
+                                  const core::ShardingArgs &SA, AxisId A,
+                                  Value &Out) {
+  const AxisFact *OF = Out.get(A);
+  std::optional<PerAxisType> K = OF ? OF->knownType() : std::nullopt;
+  if (!K || K->kind != TypeKind::Varying)
+    return false; // the local rule already decided (or nothing is known)
+  Origin Here{CE->getExprLoc(), OriginKind::Inferred};
+  llvm::StringRef AxisName = TU.Axes.name(A);
+  using Reason = core::ShardLossReason;
+  std::vector<core::AxisArg> Args;
+  std::optional<size_t> UnknownShard;
+  for (size_t I = 0; I < Tensors.size(); ++I) {
+    const OperandSource *S = Tensors[I];
+    core::AxisArg Arg{placementOf(S->V, A), shapeOf(S->V)};
+    if (Arg.placement.kind == core::Placement::Kind::Unknown && !UnknownShard) {
+      UnknownShard = I;
+      checkUnknownShard(S->V, S->E, A);
+    }
+    if (Arg.placement.is_shard() && Arg.placement.dim < 0 &&
+        Arg.shape.rank_known())
+      Arg.placement.dim += Arg.shape.rank();
+    Args.push_back(std::move(Arg));
+  }
+  bool FromEnd = fixOperandRanks(Canon, Args);
+  if (UnknownShard) {
+    loseShard(A, Here,
+              core::shard_loss(Reason::OperandShardUnknown, Canon, AxisName,
+                               *UnknownShard),
+              Out);
+    return false;
+  }
+  if (std::optional<size_t> I = findUnresolved(Args)) {
+    loseShard(A, Here,
+              core::shard_loss(Reason::OperandRankUnknown, Canon, AxisName, *I,
+                               Args[*I].placement.dim),
+              Out);
+    return false;
+  }
+  core::Result<core::AxisOutcome> R =
+      core::propagate_axis(Name, Args, SA, AxisName);
+  if (!R.ok()) {
+    if (reporting(DiagKind::OpType)) {
+      core::TypeError Err = R.error();
+      Err.axis = AxisName.str();
+      report(opTypeProblem(CE, Ops, Err));
+    }
+    loseShard(A, Here, core::shard_loss(Reason::OpRejected, Canon, AxisName),
+              Out);
+    return false;
+  }
+  if (R->out_rank && !FromEnd)
+    Out.setRank(int(*R->out_rank));
+  return placeShard(Canon, *R, Args, FromEnd, A, Here, Out);
+}
+
+bool Transfer::placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
+                          llvm::ArrayRef<core::AxisArg> Args, bool FromEnd,
+                          AxisId A, Origin Here, Value &Out) {
+  llvm::StringRef AxisName = TU.Axes.name(A);
+  using Reason = core::ShardLossReason;
+  switch (R.placement.kind) {
+  case core::Placement::Kind::Shard: {
+    if (FromEnd && !R.out_rank) {
+      loseShard(A, Here,
+                core::shard_loss(Reason::ResultRankUnknown, Canon, AxisName),
+                Out);
+      return false;
+    }
+    AxisFact SF = *Out.get(A); // keeps the origin of the V (a declaration)
+    SF.Shard =
+        int8_t(FromEnd && R.placement.dim >= 0 ? R.placement.dim - *R.out_rank
+                                               : R.placement.dim);
+    SF.Pos = 0;
+    Out.set(A, SF);
+    return true;
+  }
+  case core::Placement::Kind::Partial: // a V that is a pending sum (§12.2)
+    if (Canon == "embedding") {
+      // A lookup in a table sharded by rows is a pending sum only once the
+      // rows of indices outside the shard are zeroed: until then it is V,
+      // marked (propagateUnmaskedRows clears the mark).
+      AxisFact UF = AxisFact::known(types::V, Here);
+      UF.Shard = AxisFact::UnmaskedRows;
+      Out.set(A, UF);
+      return false;
+    }
+    Out.set(A, AxisFact::known(types::P, Here));
+    return false;
+  case core::Placement::Kind::Replicate:
+    // The local rule said V; keep it without a dim.
+    Out.set(A, AxisFact::known(types::V, Here));
+    return false;
+  case core::Placement::Kind::Unknown:
+    break;
+  }
+  core::TypeError Why;
+  if (!R.note.empty())
+    Why.message = R.note;
+  else if (std::optional<size_t> I = findRankless(Args))
+    Why = core::shard_loss(Reason::RuleNeedsRank, Canon, AxisName, *I);
+  else
+    Why = core::shard_loss(Reason::RuleUndecided, Canon, AxisName);
+  loseShard(A, Here, std::move(Why), Out);
+  return false;
+}
+
+std::vector<core::SpecEntry>
+Transfer::operandTuples(llvm::ArrayRef<const OperandSource *> Tensors) const {
   std::vector<core::SpecEntry> Inputs;
   for (const OperandSource *S : Tensors) {
     llvm::SmallVector<int, 4> Dims;
@@ -720,6 +705,16 @@ void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
         Inputs.push_back(std::move(E));
     }
   }
+  return Inputs;
+}
+
+void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
+                           const Operands &Ops,
+                           llvm::ArrayRef<const OperandSource *> Tensors,
+                           llvm::ArrayRef<AxisId> Placed, Value &Out) {
+  // The operands' tuples (spec §12.1 entries of two or more global axes,
+  // outer to inner) give the order of axes that share a dim.
+  std::vector<core::SpecEntry> Inputs = operandTuples(Tensors);
   // The result's tuples: the axes propagation put on one dim, by the core's
   // order of the inputs.
   llvm::SmallVector<int, 4> OutDims;

@@ -371,5 +371,127 @@ TEST(CheckInnermost, OnlyTheLastAxisOfTheTuple) {
                 {"(dp, tp, ep)", "(dim 2)", "innermost axis (ep)"}));
 }
 
+// The plugin's global-mode collective input checks (tracked shard dims).
+TEST(CompareShardDims, ResolvesWithRankAndStaysUnknownAcrossSignsWithout) {
+  EXPECT_EQ(compare_shard_dims(-1, 2, 3L), DimMatch::Same);
+  EXPECT_EQ(compare_shard_dims(-1, 1, 3L), DimMatch::Different);
+  EXPECT_EQ(compare_shard_dims(0, 0, std::nullopt), DimMatch::Same);
+  EXPECT_EQ(compare_shard_dims(0, 1, std::nullopt), DimMatch::Different);
+  EXPECT_EQ(compare_shard_dims(-1, -2, std::nullopt), DimMatch::Different);
+  EXPECT_EQ(compare_shard_dims(-1, 1, std::nullopt), DimMatch::Unknown);
+}
+
+TEST(CheckShardedInput, SrcNamingAnotherDimIsAnErrorWithTheShardDim) {
+  auto r = check_sharded_input(Call(C::AllGather, S(1), R), "tp", 0, 2L);
+  ASSERT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError,
+                        {"all_gather expects its input sharded on dim 1 on "
+                         "axis tp (src = S(1)), but it is sharded on dim 0 "
+                         "(S(0))",
+                         "spmd::all_gather(x, tp, S(0), R)"}));
+  EXPECT_EQ(r.error().axis, "tp");
+  EXPECT_EQ(r.error().expected, "S(1)");
+  EXPECT_EQ(r.error().actual, "S(0)");
+  EXPECT_TRUE(src_names_other_dim(Call(C::AllGather, S(1), R), 0, 2L));
+}
+
+TEST(CheckShardedInput, SameDimOrGatherDimOrExpertModePasses) {
+  EXPECT_TRUE(
+      Succeeds(check_sharded_input(Call(C::AllGather, S(-1), R), "tp", 1, 2L)));
+  // A gather dim given: src S(i) is not compared with the shard.
+  EXPECT_TRUE(Succeeds(check_sharded_input(
+      WithDim(Call(C::AllGather, S(1), R), 1), "tp", 0, 2L)));
+  CollectiveCall expert = Call(C::AllReduce, P, R);
+  expert.expert_mode = true;
+  EXPECT_TRUE(Succeeds(check_sharded_input(expert, "tp", 0, 2L)));
+  // Opposite signs without a rank: not decided here (rank-dependent).
+  EXPECT_TRUE(
+      Succeeds(check_sharded_input(Call(C::AllGather, S(-1), R), "tp", 0, {})));
+}
+
+TEST(CheckShardedInput, AShardIsNotAPendingSum) {
+  auto r = check_sharded_input(Call(C::AllReduce, P, R), "tp", 1, {});
+  ASSERT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError,
+                        {"all_reduce with src = P on a tensor sharded on dim "
+                         "1 on axis tp (S(1)): a shard is not a pending sum"}));
+  EXPECT_EQ(r.error().expected, "P");
+  EXPECT_EQ(r.error().actual, "S(1)");
+  auto re = check_sharded_input(Call(C::Reinterpret, V, P), "dp", 0, {});
+  ASSERT_TRUE(FailsWith(re, ErrorKind::SpmdTypeError,
+                        {"reinterpret as P of a tensor sharded on dim 0"}));
+  EXPECT_EQ(re.error().axis, "dp");
+}
+
+TEST(SrcShardRankDependent, ExplainsOnlyOppositeSignsWithoutRank) {
+  auto why = src_shard_rank_dependent(Call(C::AllGather, S(-1), R), 0, {});
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->message,
+            "src S(-1) and its shard S(0) are one dim only for some ranks, "
+            "and its rank is unknown");
+  EXPECT_FALSE(src_shard_rank_dependent(Call(C::AllGather, S(-1), R), 0, 2L));
+  EXPECT_FALSE(src_shard_rank_dependent(Call(C::AllGather, S(1), R), 0, {}));
+}
+
+TEST(CheckUnmaskedRowsInput, RowsOutsideTheShardAreNotAPendingSum) {
+  auto r = check_unmasked_rows_input(Call(C::AllReduce, P, R), "tp");
+  ASSERT_TRUE(FailsWith(
+      r, ErrorKind::SpmdTypeError,
+      {"all_reduce with src = P on rows looked up in a table sharded by rows "
+       "on axis tp (S(0))",
+       "the sum over tp would add every rank's row", "masked_fill"}));
+  EXPECT_EQ(r.error().axis, "tp");
+  EXPECT_EQ(r.error().expected, "P");
+  EXPECT_EQ(r.error().actual, "V");
+  EXPECT_TRUE(
+      FailsWith(check_unmasked_rows_input(Call(C::Reinterpret, V, P), "tp"),
+                ErrorKind::SpmdTypeError, {"reinterpret as P of rows"}));
+  EXPECT_TRUE(
+      Succeeds(check_unmasked_rows_input(Call(C::AllGather, S(0), R), "tp")));
+  CollectiveCall expert = Call(C::AllReduce, P, R);
+  expert.expert_mode = true;
+  EXPECT_TRUE(Succeeds(check_unmasked_rows_input(expert, "tp")));
+}
+
+TEST(CheckAssertedShardDim, AnotherKnownDimIsAnError) {
+  auto r = check_asserted_shard_dim("tp", 0, 1, {});
+  ASSERT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError,
+                        {"it is sharded on dim 0, not 1"}));
+  EXPECT_EQ(r.error().axis, "tp");
+  EXPECT_EQ(r.error().expected, "S(1)");
+  EXPECT_EQ(r.error().actual, "S(0)");
+  EXPECT_TRUE(Succeeds(check_asserted_shard_dim("tp", -1, 2, 3L)));
+  EXPECT_TRUE(Succeeds(check_asserted_shard_dim("tp", -1, 2, {})));
+  EXPECT_TRUE(FailsWith(check_asserted_shard_dim("tp", -1, 1, 3L),
+                        ErrorKind::SpmdTypeError, {"dim -1, not 1"}));
+}
+
+TEST(ShardLoss, NamesTheOperandTheAxisAndTheOp) {
+  TypeError e =
+      shard_loss(ShardLossReason::OperandRankUnknown, "matmul", "tp", 1, -1);
+  EXPECT_EQ(e.axis, "tp");
+  EXPECT_EQ(e.message,
+            "args[1] is S(-1) but its rank is unknown, so matmul cannot place "
+            "the shard");
+  EXPECT_EQ(e.fix,
+            "annotate the operand's rank, e.g. [[spmd::type(tp = S(-1), "
+            "spmd::rank(3))]]");
+  EXPECT_EQ(
+      shard_loss(ShardLossReason::OperandShardUnknown, "add", "dp", 0).message,
+      "args[0] is V on this axis with no known shard dim");
+  EXPECT_EQ(shard_loss(ShardLossReason::RuleNeedsRank, "view", "tp", 2).message,
+            "args[2] has no known rank, which the sharding rule of view needs");
+  EXPECT_NE(shard_loss(ShardLossReason::RuleUndecided, "view", "tp")
+                .message.find("sharding rule for view could not decide"),
+            std::string::npos);
+  EXPECT_EQ(shard_loss(ShardLossReason::OpRejected, "mm", "tp").message,
+            "the op is rejected on this axis");
+  EXPECT_EQ(
+      shard_loss(ShardLossReason::ResultRankUnknown, "linear", "tp").message,
+      "the result's rank is unknown");
+  EXPECT_EQ(shard_loss(ShardLossReason::OpDidNotSay, "", "tp").message,
+            "the op that made it did not say where");
+  EXPECT_EQ(shard_loss(ShardLossReason::DeclaredV, "", "tp").message,
+            "its type says V, not S(i)");
+}
+
 }  // namespace
 }  // namespace spmd::core::testing

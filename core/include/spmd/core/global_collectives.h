@@ -29,6 +29,77 @@ namespace spmd::core {
 Status check_innermost(std::string_view op, std::string_view axis,
                        const SpecEntry& entry, long dim);
 
+/// How S(a) and S(b) of one tensor compare; a negative dim counts from the
+/// end. Without `rank`, dims of opposite signs are one dim for some ranks
+/// only (Unknown).
+enum class DimMatch { Same, Different, Unknown };
+
+/// Compares S(a) and S(b) of a tensor of rank `rank` (nullopt = unknown).
+DimMatch compare_shard_dims(long a, long b, std::optional<long> rank);
+
+/// Whether the plain src = S(i) of `call` (no gather/split dim given) names
+/// another dim than `shard`, the dim its input is known to be sharded on
+/// (spec §12.4); `rank` is the input's rank when known.
+bool src_names_other_dim(const CollectiveCall& call, long shard,
+                         std::optional<long> rank);
+
+/// Why the input's shard is unknown to a collective whose plain src = S(i)
+/// and the input's shard S(`shard`) are one dim for some ranks only (the
+/// rank is unknown); nullopt when the two compare without a rank.
+std::optional<TypeError> src_shard_rank_dependent(const CollectiveCall& call,
+                                                  long shard,
+                                                  std::optional<long> rank);
+
+/// The input check of a collective on global axis `axis` whose input is
+/// known to be sharded on dim `shard` (the plugin's tracked shard, spec
+/// §12.4 and issue #11): src = S(i) must name that dim, and a shard is not a
+/// pending sum (not accepted where src is P, nor reinterpreted as P). Passes
+/// in expert mode. Errors: SpmdTypeError with axis, expected (S(i) or P),
+/// actual S(shard) and a fix (gather along the shard's dim).
+Status check_sharded_input(const CollectiveCall& call, std::string_view axis,
+                           long shard, std::optional<long> rank);
+
+/// Whether `call` needs its input to be a pending sum: src = P, or a
+/// reinterpret to P.
+bool wants_pending_sum(const CollectiveCall& call);
+
+/// The input check of a collective on `axis` whose input holds rows looked
+/// up in a table sharded by rows on `axis` whose rows outside this rank's
+/// shard are not zeroed (the plugin's unmasked-rows mark): such rows are not
+/// a pending sum. Passes in expert mode or when `call` does not need a
+/// pending sum. Errors: SpmdTypeError with axis, expected P, actual V, and a
+/// fix (zero the rows first).
+Status check_unmasked_rows_input(const CollectiveCall& call,
+                                 std::string_view axis);
+
+/// assert_type of S(`asserted`) on global axis `axis` of a V known to be
+/// sharded on dim `have` (spec §8.1 step 9): the two must be one dim (a
+/// rank-dependent pair passes). Errors: SpmdTypeError "it is sharded on dim
+/// <have>, not <asserted>" with axis, expected S(asserted), actual S(have).
+Status check_asserted_shard_dim(std::string_view axis, long have, long asserted,
+                                std::optional<long> rank);
+
+/// Why a front end's sharding propagation (global mode, spec §12.2) leaves
+/// the result's shard dim on an axis unknown; the reasons of the strict-mode
+/// "unknown shard" report. `operand` indexes the op's tensor operands
+/// ("args[i]"), `op` is the op's canonical name.
+enum class ShardLossReason {
+  OperandShardUnknown,  ///< an operand is V with no known shard dim
+  OperandRankUnknown,   ///< an operand is S(d < 0) of unknown rank
+  OpRejected,           ///< the op's rule rejected the operands on the axis
+  ResultRankUnknown,    ///< a shard counted from the end, rank unknown
+  RuleNeedsRank,        ///< the op's rule needs an operand's rank
+  RuleUndecided,        ///< a size or dim argument is not a constant
+  OpDidNotSay,          ///< the V was made by an op that gave no shard dim
+  DeclaredV,            ///< the V comes from a type that says V, not S(i)
+};
+
+/// The reason `why` as a TypeError (message, and a fix where one helps)
+/// naming `axis`; `dim` is the operand's shard dim (OperandRankUnknown).
+TypeError shard_loss(ShardLossReason why, std::string_view op,
+                     std::string_view axis, std::size_t operand = 0,
+                     long dim = 0);
+
 /// Type transfer of a collective in a session (spec §7.2 then §12.4).
 /// `axis` is the collective's axis; `resolved_axes` the tensor axes it acts
 /// on (spec §7.2 step 1: [axis] or the sub-axes it flattens; empty = not
