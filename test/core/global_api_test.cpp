@@ -74,6 +74,35 @@ TEST(GlobalApiTest, PropagateAxisDirectly) {
   EXPECT_EQ(r->placement, Placement::unknown());
 }
 
+// Bitwise and comparison operators (C++ spelling and dunders) are pointwise:
+// they broadcast like add and keep the shard (a new-user trial's `a | b` of
+// two masks had no sharding rule).
+TEST(GlobalApiTest, BitwiseAndComparisonOperatorsArePointwise) {
+  for (const char* op :
+       {"operator|", "operator&",  "operator^",  "operator~",  "operator|=",
+        "operator<", "operator>=", "operator==", "operator!=", "operator%",
+        "__or__",    "__ror__",    "__and__",    "__xor__",    "__invert__",
+        "__mod__",   "lt",         "ge",         "eq",         "logical_or",
+        "bitwise_or"})
+    EXPECT_EQ(shard_rule_of(op), ShardRule::Pointwise) << op;
+  EXPECT_EQ(canonical_op_name("at::Tensor::operator|"), "bitwise_or");
+  EXPECT_EQ(canonical_op_name("__invert__"), "bitwise_not");
+  // Broadcasting: a rank-1 mask against a [4, 3] tensor sharded on dim 0.
+  auto r = propagate_axis("operator|",
+                          {{Placement::shard(0), Shape::of({4, 3})},
+                           {Placement::replicate(), Shape::of({3})}},
+                          {}, "tp");
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->placement, Placement::shard(0));
+  // ... and rejected like add where the operands shard different dims.
+  r = propagate_axis("operator&",
+                     {{Placement::shard(0), Shape::of({4, 3})},
+                      {Placement::shard(1), Shape::of({4, 3})}},
+                     {}, "tp");
+  EXPECT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError,
+                        {"operator&", "elementwise ops need the same"}));
+}
+
 TEST(GlobalApiTest, EinsumEquationErrors) {
   auto r = propagate_axis("einsum",
                           {{Placement::shard(0), Shape::of({4, 3})},

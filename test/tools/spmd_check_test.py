@@ -256,6 +256,39 @@ def case_flags():
           "for a file missing from the database)", p)
 
 
+def case_global():
+    # A gather along the wrong dim: an error only in global mode, and not
+    # when tp keeps local semantics (--local-axes).
+    src = os.path.join(SRC, "global_mode.cpp")
+    with open(src, "w") as f:
+        f.write('#include "prelude.h"\n'
+                'SPMD_TYPE(tp = R)\n'
+                'Tensor wrong_dim(SPMD_TYPE(tp = S(0), spmd::rank(2)) '
+                'const Tensor& x) {\n'
+                '  return spmd::all_gather(x, tp, S(1), R);\n'
+                '}\n')
+    flags = ["--", "-std=c++17",
+             "-I" + os.path.join(SOURCE_DIR, "annotations", "include"),
+             "-I" + os.path.join(SOURCE_DIR, "runtime", "include"),
+             "-I" + os.path.join(SOURCE_DIR,
+                                 "test/plugin/Inputs/mini-torch"),
+             "-I" + os.path.join(SOURCE_DIR, "test/plugin/Inputs")]
+    p = run(src, *flags)
+    check(p.returncode == 0 and p.stdout == "",
+          "local mode (default): the S(0)/S(1) gather is not checked", p)
+    p = run(src, "--global", *flags)
+    check(p.returncode == 1 and "global_mode.cpp:4:" in p.stdout and
+          "all_gather expects its input sharded on dim 1" in p.stdout and
+          "[spmd:unknown-type]" not in p.stdout,
+          "--global: the wrong gather dim is an error", p)
+    p = run(src, "--global", "--local-axes=dp,tp", *flags)
+    check(p.returncode == 0 and p.stdout == "",
+          "--global --local-axes=dp,tp: tp keeps local semantics", p)
+    p = run(src, "--local-axes=", *flags)
+    check(p.returncode == 1 and "local-axes" in p.stderr,
+          "--local-axes= (empty): exit 1, named in the error", p)
+
+
 CASES = {name[5:]: f for name, f in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:

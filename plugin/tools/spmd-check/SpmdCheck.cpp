@@ -66,6 +66,15 @@ cl::opt<bool> Strict("strict",
                      cl::desc("Report the first use of a tensor of unknown "
                               "SPMD type (plugin argument 'strict')"),
                      cl::cat(Category));
+cl::opt<bool> Global("global",
+                     cl::desc("Global SPMD mode: track which tensor dim each "
+                              "mesh axis shards (plugin argument 'global')"),
+                     cl::cat(Category));
+cl::opt<std::string>
+    LocalAxes("local-axes",
+              cl::desc("In global mode, keep local semantics on these mesh "
+                       "axes (plugin argument 'local-axes=<axis,...>')"),
+              cl::value_desc("axis,..."), cl::cat(Category));
 cl::opt<bool> SystemHeaders("system-headers",
                             cl::desc("Also analyse functions in system headers "
                                      "(plugin argument 'system-headers')"),
@@ -126,6 +135,10 @@ std::vector<std::string> pluginArguments() {
   std::vector<std::pair<unsigned, std::string>> Args;
   if (Strict)
     Args.push_back({Strict.getPosition(), "strict"});
+  if (Global)
+    Args.push_back({Global.getPosition(), "global"});
+  if (LocalAxes.getNumOccurrences())
+    Args.push_back({LocalAxes.getPosition(), "local-axes=" + LocalAxes});
   if (SystemHeaders)
     Args.push_back({SystemHeaders.getPosition(), "system-headers"});
   auto Add = [&](cl::list<std::string> &L, llvm::StringRef Name) {

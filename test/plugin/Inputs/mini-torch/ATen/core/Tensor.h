@@ -109,6 +109,7 @@ class Tensor : public TensorBase {
   Tensor lt(const Scalar& other) const;
   Tensor ge(const Scalar& other) const;
   Tensor logical_or(const Tensor& other) const;
+  Tensor eq(const Tensor& other) const;
   Tensor gather(int64_t d, const Tensor& index) const;
   Tensor index_select(int64_t d, const Tensor& index) const;
   Tensor log_softmax(int64_t d) const;
@@ -148,6 +149,10 @@ Tensor operator>(const Tensor& a, const Scalar& b);
 Tensor operator<(const Tensor& a, const Scalar& b);
 Tensor operator>=(const Tensor& a, const Scalar& b);
 Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator~(const Tensor& a);
+Tensor operator!=(const Tensor& a, const Scalar& b);
 
 // Free functions (ATen/Functions.h).
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
