@@ -59,7 +59,7 @@ Options::Options() {
 
 /// What parseArgs accepts, for error messages.
 static std::string acceptedArguments() {
-  return "expected 'strict', 'global', 'local-axes=<axis,...>', "
+  return "expected 'strict', 'strict-shards', 'global', 'local-axes=<axis,...>', "
          "'system-headers', 'stats', 'warn=<kind>', "
          "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
          diagKindList().str() + ")";
@@ -104,6 +104,10 @@ bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
   for (llvm::StringRef Arg : Args) {
     if (Arg == "strict") {
       Strict = true;
+      continue;
+    }
+    if (Arg == "strict-shards") {
+      Strict = StrictShards = true;
       continue;
     }
     if (Arg == "global") {

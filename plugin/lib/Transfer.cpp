@@ -1172,6 +1172,8 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
       continue;
     }
     std::optional<PerAxisType> Have = F ? F->knownType() : std::nullopt;
+    if (TU.Opts.StrictShards && tracksRanks())
+      checkShardAgainst(V, E, A, Entry.Type);
     if (Have && *Have != Entry.Type.local())
       Mismatches.push_back({&Entry, A, *Have, F});
     // Global mode: a known shard against a declared S(k) on another dim.

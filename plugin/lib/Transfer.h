@@ -276,6 +276,25 @@ private:
   /// unknown shard dim (\p Why: the reason, when the caller knows it).
   void checkUnknownShard(const Value &V, const clang::Expr *E, AxisId Axis,
                          std::optional<core::TypeError> Why = std::nullopt);
+  /// The op's name for the core's sharding rules and their messages: an
+  /// operator call as written (`operator|`), else \p Name.
+  std::string shardOpName(const clang::CallExpr *CE,
+                          llvm::StringRef Name) const;
+  /// Strict global mode, after propagateShards: reports an operand that is V
+  /// with an unknown shard dim when the op \p Canon needs the dim (a dim
+  /// argument, a contraction, a reduction); a result left unknown by it
+  /// keeps the reason the dim was lost.
+  void checkUnknownShardOperands(const clang::CallExpr *CE,
+                                 llvm::StringRef Canon, const Operands &Ops,
+                                 Value &Out);
+  /// Strict global mode: \p E, checked against a declared \p Want on \p
+  /// Axis, is V with an unknown shard dim, or a shard that is S(Want) only
+  /// for some ranks (its rank unknown): reports it when Want is S(k).
+  void checkShardAgainst(const Value &V, const clang::Expr *E, AxisId Axis,
+                         PerAxisType Want);
+  /// Whether \p F is V with a shard dim the checker lost (an op that could
+  /// not place it), not one declared V without a dim.
+  bool lostShard(const AxisFact *F, AxisId Axis) const;
   void addTensorOperand(Operands &Ops, const clang::Expr *E, int Pos);
   std::vector<core::Operand> coreOperands(const Operands &Ops) const;
   void addArgument(Operands &Ops, const clang::Expr *A, int Pos);

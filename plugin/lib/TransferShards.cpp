@@ -531,7 +531,7 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
   std::string Canon = core::canonical_op_name(Name);
   // libtorch's embedding takes the table first; the core reads the ATen
   // order from this spelling (the bare name is torch.nn.functional's).
-  std::string CoreName = Name.str();
+  std::string CoreName = shardOpName(CE, Name);
   if (Canon == "embedding" && tableFirstEmbedding(CE))
     CoreName = "at::embedding";
   Name = CoreName;
@@ -561,6 +561,7 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     if (propagateShardAxis(CE, Name, Canon, Ops, Tensors, SA, A, Out))
       Placed.push_back(A);
   orderTuples(CE, Name, Ops, Tensors, Placed, Out);
+  checkUnknownShardOperands(CE, Canon, Ops, Out);
 }
 
 void Transfer::loseShard(AxisId A, Origin Here, core::TypeError Why,

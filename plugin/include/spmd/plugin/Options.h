@@ -58,6 +58,12 @@ struct Options {
   /// function is reported (kind unknown-type). Off by default: unknown flows
   /// silently.
   bool Strict = false;
+  /// With Strict in global mode: a shard dim that an op lost (a view, a
+  /// missing rank) is also reported where the dim matters (an op with a dim
+  /// argument, a contraction, a parameter, return or variable declared S(k)).
+  /// Opt-in (plugin argument strict-shards, which implies strict) until the
+  /// examples carry every rank; docs/plugin.md "Strict mode".
+  bool StrictShards = false;
   /// Global mode (docs/plugin.md "Global mode"): S(i) keeps its shard dim,
   /// collectives check it, ops propagate it (core sharding_propagation.h),
   /// and a known shard is not accepted where a pending sum P is expected.
