@@ -59,7 +59,8 @@ Options::Options() {
 
 /// What parseArgs accepts, for error messages.
 static std::string acceptedArguments() {
-  return "expected 'strict', 'strict-shards', 'global', 'local-axes=<axis,...>', "
+  return "expected 'strict', 'strict-shards', 'global', "
+         "'local-axes=<axis,...>', "
          "'system-headers', 'stats', 'warn=<kind>', "
          "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
          diagKindList().str() + ")";
