@@ -3,6 +3,14 @@
 
 namespace spmd {
 
+void throw_error(core::ErrorKind kind, std::string message, std::string fix) {
+  core::TypeError e;
+  e.kind = kind;
+  e.message = std::move(message);
+  e.fix = std::move(fix);
+  throw_error(e);
+}
+
 void throw_error(const core::TypeError& error) {
   const std::string message = error.full_message();
   switch (error.kind) {

@@ -99,6 +99,11 @@ class CollectiveError : public std::runtime_error {
 /// Throws the exception class matching error.kind with error.full_message().
 [[noreturn]] void throw_error(const core::TypeError& error);
 
+/// Throws the exception class matching kind, for an error made of a message
+/// and an optional fix (printed after it).
+[[noreturn]] void throw_error(core::ErrorKind kind, std::string message,
+                              std::string fix = {});
+
 /// Returns the value or throws it as an exception.
 template <typename T>
 T value_or_throw(core::Result<T> r) {

@@ -27,15 +27,6 @@ Registry& registry() {
   return *r;
 }
 
-[[noreturn]] void throw_kind(core::ErrorKind kind, std::string message,
-                             std::string fix = {}) {
-  core::TypeError e;
-  e.kind = kind;
-  e.message = std::move(message);
-  e.fix = std::move(fix);
-  spmd::throw_error(e);
-}
-
 std::string context_of(const std::string& name,
                        const std::vector<at::Tensor>& inputs) {
   std::string s = "  In " + name + ".apply(";
@@ -55,10 +46,10 @@ bool register_local_function(std::type_index type, const std::string& name) {
   std::lock_guard<std::mutex> lock(r.mu);
   Registration& reg = r.classes[type];
   if (reg.hook)
-    throw_kind(core::ErrorKind::UsageError,
-               name +
-                   ": already registered with a typecheck hook; a class "
-                   "is either communication-free or has a hook");
+    throw_error(core::ErrorKind::UsageError,
+                name +
+                    ": already registered with a typecheck hook; a class "
+                    "is either communication-free or has a hook");
   reg.local = true;
   return true;
 }
@@ -66,20 +57,20 @@ bool register_local_function(std::type_index type, const std::string& name) {
 bool register_function(std::type_index type, const std::string& name,
                        TypecheckHook hook, bool has_member_hook) {
   if (!hook)
-    throw_kind(core::ErrorKind::UsageError,
-               "register_function<" + name + ">: the hook is empty",
-               "pass a callable hook(outputs, inputs)");
+    throw_error(core::ErrorKind::UsageError,
+                "register_function<" + name + ">: the hook is empty",
+                "pass a callable hook(outputs, inputs)");
   if (has_member_hook)
-    throw_kind(core::ErrorKind::UsageError,
-               "register_function<" + name + ">: " + name +
-                   " already defines spmd_typecheck; it cannot also be "
-                   "registered with a hook",
-               "keep one of the two");
+    throw_error(core::ErrorKind::UsageError,
+                "register_function<" + name + ">: " + name +
+                    " already defines spmd_typecheck; it cannot also be "
+                    "registered with a hook",
+                "keep one of the two");
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   Registration& reg = r.classes[type];
   if (reg.hook || reg.local)
-    throw_kind(
+    throw_error(
         core::ErrorKind::UsageError,
         "register_function<" + name + ">: " + name + " is already registered");
   reg.hook = std::move(hook);
@@ -146,14 +137,14 @@ void type_local(const std::string& name, const std::vector<at::Tensor>& inputs,
 void unregistered(const std::string& name) {
   checker::internal::ThreadState* st = checker::internal::active_state();
   if (st == nullptr || !st->strict) return;  // permissive: outputs untyped
-  throw_kind(core::ErrorKind::SpmdTypeError,
-             name +
-                 ".apply: autograd Function is not registered for SPMD type "
-                 "checking",
-             "declare it communication-free (static constexpr bool "
-             "spmd_local = true, or spmd::autograd::register_local_function<" +
-                 name + ">()), or define a static " + name +
-                 "::spmd_typecheck(outputs, args...) that asserts the types");
+  throw_error(core::ErrorKind::SpmdTypeError,
+              name +
+                  ".apply: autograd Function is not registered for SPMD type "
+                  "checking",
+              "declare it communication-free (static constexpr bool "
+              "spmd_local = true, or spmd::autograd::register_local_function<" +
+                  name + ">()), or define a static " + name +
+                  "::spmd_typecheck(outputs, args...) that asserts the types");
 }
 
 void run_hook(const std::string& name, const std::function<void()>& hook) {

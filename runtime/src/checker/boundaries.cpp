@@ -19,15 +19,6 @@ using checker::internal::current_ctx;
 using checker::internal::ThreadState;
 using core::TensorType;
 
-[[noreturn]] void fail(core::ErrorKind kind, std::string message,
-                       std::string fix = {}) {
-  core::TypeError e;
-  e.kind = kind;
-  e.message = std::move(message);
-  e.fix = std::move(fix);
-  throw_error(e);
-}
-
 std::string count(std::size_t n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
@@ -39,7 +30,7 @@ std::vector<std::pair<std::string, PerAxisType>> local_entries(
   std::vector<std::pair<std::string, PerAxisType>> out;
   for (const AxisType& a : type) {
     if (a.axis == nullptr)
-      fail(core::ErrorKind::UsageError, "an axis has no name");
+      throw_error(core::ErrorKind::UsageError, "an axis has no name");
     if (ctx != nullptr && ctx->mesh && ctx->mesh->is_singleton(a.axis))
       continue;
     out.emplace_back(a.axis, a.type.local());
@@ -54,32 +45,33 @@ namespace detail {
 void check_boundary_inputs(const BoundaryTypes& types,
                            const std::vector<const at::Tensor*>& args) {
   if (!types.out_types)
-    fail(core::ErrorKind::UsageError,
-         "no_typecheck: in_types without out_types: the results of the "
-         "unchecked region would be untyped",
-         "give out_types (one type per tensor result), or use "
-         "checker::NoTypecheckGuard for a region whose results need no type");
+    throw_error(
+        core::ErrorKind::UsageError,
+        "no_typecheck: in_types without out_types: the results of the "
+        "unchecked region would be untyped",
+        "give out_types (one type per tensor result), or use "
+        "checker::NoTypecheckGuard for a region whose results need no type");
   if (!types.in_types) return;  // Infer: the inputs are not checked
   const std::vector<LeafType>& leaves = *types.in_types;
   if (leaves.size() != args.size())
-    fail(core::ErrorKind::SpmdTypeError,
-         "no_typecheck: in_types has " + count(leaves.size(), "leaf") +
-             " but the body takes " + count(args.size(), "argument"),
-         "give one leaf per argument (std::nullopt for a non-tensor)");
+    throw_error(core::ErrorKind::SpmdTypeError,
+                "no_typecheck: in_types has " + count(leaves.size(), "leaf") +
+                    " but the body takes " + count(args.size(), "argument"),
+                "give one leaf per argument (std::nullopt for a non-tensor)");
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string where =
         "no_typecheck in_types[" + std::to_string(k) + "]";
     if (args[k] == nullptr) {
       if (leaves[k])
-        fail(core::ErrorKind::SpmdTypeError,
-             where + ": a type for an argument that is not a tensor",
-             "use std::nullopt for it");
+        throw_error(core::ErrorKind::SpmdTypeError,
+                    where + ": a type for an argument that is not a tensor",
+                    "use std::nullopt for it");
       continue;
     }
     if (!leaves[k])
-      fail(core::ErrorKind::SpmdTypeError,
-           where + ": std::nullopt for a tensor argument",
-           "give the tensor's type");
+      throw_error(core::ErrorKind::SpmdTypeError,
+                  where + ": std::nullopt for a tensor argument",
+                  "give the tensor's type");
     checker::internal::assert_entries(*args[k], *leaves[k], where);
   }
 }
@@ -89,16 +81,17 @@ void stamp_boundary_outputs(const BoundaryTypes& types,
                             const std::vector<const at::Tensor*>& inputs) {
   const std::vector<LeafType>& leaves = *types.out_types;
   if (leaves.size() != outputs.size())
-    fail(core::ErrorKind::SpmdTypeError,
-         "no_typecheck: out_types has " + count(leaves.size(), "leaf") +
-             " but the body returned " + count(outputs.size(), "tensor"),
-         "give one leaf per tensor result");
+    throw_error(core::ErrorKind::SpmdTypeError,
+                "no_typecheck: out_types has " + count(leaves.size(), "leaf") +
+                    " but the body returned " + count(outputs.size(), "tensor"),
+                "give one leaf per tensor result");
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const std::string where =
         "no_typecheck out_types[" + std::to_string(k) + "]";
     if (!leaves[k])
-      fail(core::ErrorKind::SpmdTypeError,
-           where + ": std::nullopt for a tensor result", "give its type");
+      throw_error(core::ErrorKind::SpmdTypeError,
+                  where + ": std::nullopt for a tensor result",
+                  "give its type");
     bool is_input = false;
     for (const at::Tensor* in : inputs)
       if (in != nullptr && in->defined() && outputs[k].defined() &&
@@ -153,9 +146,9 @@ const at::Tensor& mutate_type(const at::Tensor& x,
     return k;
   };
   if (keys(s) != keys(d))
-    fail(core::ErrorKind::SpmdTypeError,
-         "mutate_type: src and dst must name the same axes",
-         "give both maps the same axes, or use the single-axis form");
+    throw_error(core::ErrorKind::SpmdTypeError,
+                "mutate_type: src and dst must name the same axes",
+                "give both maps the same axes, or use the single-axis form");
   std::vector<std::tuple<std::string, PerAxisType, PerAxisType>> ups;
   for (const auto& [axis, st_] : s)
     for (const auto& [axis2, dt] : d)
@@ -178,13 +171,14 @@ Scalar::Scalar(double value, std::initializer_list<AxisType> type)
   ThreadState* st = active_state();
   for (const AxisType& a : type)
     if (a.type.is_shard())
-      fail(core::ErrorKind::UsageError,
-           "Scalar: S(i) is not a scalar type (a number has no dims)", "use V");
+      throw_error(core::ErrorKind::UsageError,
+                  "Scalar: S(i) is not a scalar type (a number has no dims)",
+                  "use V");
   for (const auto& [axis, t] :
        local_entries(type, st ? &current_ctx(*st) : nullptr)) {
     if (type_.has(axis))
-      fail(core::ErrorKind::UsageError,
-           "Scalar: axis '" + axis + "' is given twice");
+      throw_error(core::ErrorKind::UsageError,
+                  "Scalar: axis '" + axis + "' is given twice");
     type_.set(axis, t);
   }
 }
@@ -209,10 +203,10 @@ Scalar Scalar::combine(const Scalar& a, const Scalar& b, double v,
                        const char* op) {
   if (active_state() == nullptr) return Scalar(v, TensorType());
   if (a.type_.axes() != b.type_.axes())
-    fail(core::ErrorKind::UsageError,
-         std::string("Scalar ") + op +
-             " Scalar: the maps must name the same axes (" +
-             a.type_.to_string() + " vs " + b.type_.to_string() + ")");
+    throw_error(core::ErrorKind::UsageError,
+                std::string("Scalar ") + op +
+                    " Scalar: the maps must name the same axes (" +
+                    a.type_.to_string() + " vs " + b.type_.to_string() + ")");
   TensorType out;
   for (const auto& [axis, ta] : a.type_.map()) {
     PerAxisType tb = *b.type_.get(axis);
@@ -221,10 +215,11 @@ Scalar Scalar::combine(const Scalar& a, const Scalar& b, double v,
     } else if ((ta == R && tb == V) || (ta == V && tb == R)) {
       out.set(axis, V);
     } else {
-      fail(core::ErrorKind::UsageError,
-           std::string("Scalar ") + op + " Scalar: " + core::to_string(ta) +
-               " and " + core::to_string(tb) + " on axis " + axis +
-               " do not combine (spec §11: equal types, or R with V)");
+      throw_error(core::ErrorKind::UsageError,
+                  std::string("Scalar ") + op +
+                      " Scalar: " + core::to_string(ta) + " and " +
+                      core::to_string(tb) + " on axis " + axis +
+                      " do not combine (spec §11: equal types, or R with V)");
     }
   }
   return Scalar(v, out);
