@@ -623,7 +623,16 @@ std::optional<std::vector<std::string>> resolve_collective_axes(
   if (subs.empty()) return std::nullopt;
   Result<MeshAxis> f = flatten(layouts);
   if (!f.ok() || f.value() != *target) return std::nullopt;
-  return subs;
+  // Outermost (largest stride) first; the map's own order is by name.
+  std::vector<std::size_t> order(subs.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) {
+                     return layouts[a].max_stride() > layouts[b].max_stride();
+                   });
+  std::vector<std::string> outer_first;
+  for (std::size_t k : order) outer_first.push_back(subs[k]);
+  return outer_first;
 }
 
 Result<TensorType> transfer_on_axis(const CollectiveCall& call,

@@ -231,6 +231,41 @@ TEST(FlattenedAssertType, NameResolvesToComponentAxesOn8Ranks) {
   });
 }
 
+// A dim sharded on (dp, cp) is gathered in one all_gather over the
+// flattened dp_cp (dp outer, cp inner: the ranks' shards are in dp_cp
+// order); with the components the other way round on the dim it is refused.
+TEST(FlattenedCollective, GatherOverFlattenedAxisOfATupleShardOn8Ranks) {
+  run_ranks(8, [](const std::shared_ptr<World>& world) {
+    DeviceMesh mesh(world, {{dp, 2}, {cp, 2}, {tp, 2}});
+    mesh.flatten({dp, cp}, dp_cp);
+    MeshGuard on_mesh(mesh);
+    checker::TypecheckGuard guard(global_options());
+    const int64_t k =
+        mesh.axis("dp").local_rank * 2 + mesh.axis("cp").local_rank;
+    at::Tensor full = Data({8, 3});
+    at::Tensor x;
+    {
+      checker::NoTypecheckGuard paused;
+      x = full.narrow(0, 2 * k, 2).clone();
+    }
+    assert_type(x, {dp = V, cp = V, tp = R},
+                checker::partition_spec({{dp, cp}, {}}));
+    at::Tensor g = all_gather(x, dp_cp, S(0), R);
+    EXPECT_EQ(gtype(g), "{cp: R, dp: R, tp: R} PartitionSpec(None, None)");
+    EXPECT_TRUE(Same(g, full));
+    at::Tensor swapped = Data({2, 3});
+    assert_type(swapped, {dp = V, cp = V, tp = R},
+                checker::partition_spec({{cp, dp}, {}}));
+    std::string m = spmd_error<RedistributeError>(
+        [&] { all_gather(swapped, dp_cp, S(0), R); });
+    EXPECT_NE(m.find("all_gather on axis dp_cp is not allowed because its "
+                     "axes are not the innermost axes, in order, in its "
+                     "PartitionSpec group (cp, dp)"),
+              std::string::npos)
+        << m;
+  });
+}
+
 TEST(FlattenedAssertType, OtherMeshNamesOfTheSameRanksOn4Ranks) {
   run_ranks(4, [](const std::shared_ptr<World>& world) {
     DeviceMesh dense(world, {{dp, 2}, {tp, 2}});

@@ -107,7 +107,9 @@ std::string axis_mismatch_hint(const std::vector<TensorType>& operands,
 /// The axes of `x` that a collective on `axis` acts on: {axis} when x has
 /// it (or an axis with the same layout), the sub-axes of x that flatten
 /// exactly to `axis` (a flattened collective axis such as dp_cp over a
-/// tensor typed on dp and cp), or nullopt.
+/// tensor typed on dp and cp), outermost first (the flattened axis's rank
+/// order, which global mode's innermost-axis rule compares with the spec),
+/// or nullopt.
 std::optional<std::vector<std::string>> resolve_collective_axes(
     std::string_view axis, const TensorType& x, const AxisTable& table);
 
