@@ -266,6 +266,49 @@ TEST(FlattenedCollective, GatherOverFlattenedAxisOfATupleShardOn8Ranks) {
   });
 }
 
+// local_map boundary leaves name a flattened axis as assert_type does:
+// S(0) on dp_cp is the tuple (dp, cp) on dim 0, in the map and in a spec.
+TEST(FlattenedCollective, LocalMapLeavesResolveFlattenedNamesOn8Ranks) {
+  run_ranks(8, [](const std::shared_ptr<World>& world) {
+    DeviceMesh mesh(world, {{dp, 2}, {cp, 2}, {tp, 2}});
+    mesh.flatten({dp, cp}, dp_cp);
+    MeshGuard on_mesh(mesh);
+    checker::TypecheckGuard guard(global_options());
+    at::Tensor x = Data({2, 3});
+    assert_type(x, {dp = V, cp = V, tp = R},
+                checker::partition_spec({{dp, cp}, {}}));
+    auto body = [](const std::vector<at::Tensor>& in) {
+      return std::vector<at::Tensor>{in[0] * 2.0};
+    };
+    auto out = checker::local_map(
+        body, {x},
+        std::vector<core::BoundaryType>{
+            checker::boundary({dp_cp = S(0), tp = R})},
+        {checker::boundary({dp_cp = V, tp = R},
+                           checker::partition_spec({{dp_cp}, {}}))},
+        "scale");
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(gtype(out[0]),
+              "{cp: S(0), dp: S(0), tp: R} PartitionSpec((dp, cp), None)");
+    // The wrong dim on the flattened axis is the boundary's type error.
+    EXPECT_TYPE_ERROR(
+        checker::local_map(body, {x},
+                           std::vector<core::BoundaryType>{
+                               checker::boundary({dp_cp = S(1), tp = R})},
+                           {checker::boundary({dp_cp = S(0), tp = R})}, "f"),
+        "local_map[f]");
+    // A component given twice.
+    std::string twice = spmd_error<UsageError>([&] {
+      checker::local_map(body, {x},
+                         std::vector<core::BoundaryType>{
+                             checker::boundary({dp_cp = S(0), dp = V})},
+                         {checker::boundary({dp_cp = S(0), tp = R})}, "g");
+    });
+    EXPECT_NE(twice.find("axis 'dp' is given twice"), std::string::npos)
+        << twice;
+  });
+}
+
 TEST(FlattenedAssertType, OtherMeshNamesOfTheSameRanksOn4Ranks) {
   run_ranks(4, [](const std::shared_ptr<World>& world) {
     DeviceMesh dense(world, {{dp, 2}, {tp, 2}});

@@ -104,6 +104,16 @@ Result<TensorType> lift_to_mesh(const TensorType& operand,
 std::string axis_mismatch_hint(const std::vector<TensorType>& operands,
                                const AxisTable& table);
 
+/// The axes among `candidates` that `axis` stands for: the one with the
+/// same layout (another name of it, e.g. an expert mesh's etp = tp), or the
+/// proper sub-axes that flatten exactly to it (dp_cp = dp x cp), outermost
+/// first (the flattened axis's rank order). nullopt when `axis` is not in
+/// `table` or no such set exists. Used for collective axes and annotation
+/// names alike.
+std::optional<std::vector<std::string>> axis_components(
+    std::string_view axis, const std::vector<std::string>& candidates,
+    const AxisTable& table);
+
 /// The axes of `x` that a collective on `axis` acts on: {axis} when x has
 /// it (or an axis with the same layout), the sub-axes of x that flatten
 /// exactly to `axis` (a flattened collective axis such as dp_cp over a
