@@ -5,8 +5,9 @@
 // the last step) are un-sharded by their SPMD types and compared with the
 // one-device program of experiment.cpp.
 //
-// One executable per variant: the example itself, and each bug of
-// examples/bugs linked in place of the translation unit it replaces. The
+// One executable per variant: the example itself, its block written for
+// local mode (tensor_parallel_local.cpp) and each bug of examples/bugs linked
+// in place of the translation unit it replaces. The
 // variant's name comes from variant.cpp (compiled with SPMD_EXAMPLE_VARIANT)
 // and decides which tests are registered and what they expect.
 #include <ATen/ATen.h>
@@ -26,7 +27,8 @@
 #include "experiment.h"
 #include "model.h"
 
-/// The variant this executable was linked with ("example" or a bug's name).
+/// The variant this executable was linked with ("example", "local" or a bug's
+/// name).
 const char* spmd_example_variant();
 
 namespace tp_example {
@@ -108,7 +110,7 @@ spmd::testing::RankProgram parallel(const Config& c, bool typecheck) {
 
     std::optional<spmd::checker::TypecheckGuard> checked;
     if (typecheck) {
-      checked.emplace();
+      checked.emplace(checker_options(c));
       sp ? assert_types_sp(p, x, target) : assert_types_tp(p, x, target);
     }
     while (rank.next_step()) {
@@ -233,6 +235,13 @@ void register_tests(const std::string& variant) {
       add(suite, "passes_runtime_checker",
           [sp] { equals_one_device(sp, true); });
     }
+    return;
+  }
+  if (variant == "local") {  // tensor_parallel_local.cpp, local mode
+    add("tp_block_local", "equals_one_device",
+        [] { equals_one_device(false, false); });
+    add("tp_block_local", "passes_runtime_checker",
+        [] { equals_one_device(false, true); });
     return;
   }
   auto it = bug_expectations().find(variant);
