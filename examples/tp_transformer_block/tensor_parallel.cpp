@@ -27,12 +27,14 @@ TpLayout tp_layout() {
 // w1: [ffn, hidden], w2: [hidden, ffn]), so that it follows each tp shard
 // through transpose and matmul to the exact dim.
 SPMD_TYPE(dp = V, tp = I)
-at::Tensor mlp_block(
-    SPMD_TYPE(dp = V, tp = I, spmd::rank(3)) const at::Tensor& x,
-    SPMD_TYPE(dp = R, tp = I) const at::Tensor& ln_w,
-    SPMD_TYPE(dp = R, tp = I) const at::Tensor& ln_b,
-    SPMD_TYPE(dp = R, tp = S(0), spmd::rank(2)) const at::Tensor& w1,
-    SPMD_TYPE(dp = R, tp = S(1), spmd::rank(2)) const at::Tensor& w2) {
+at::Tensor mlp_block(SPMD_TYPE(dp = V, tp = I, spmd::rank(3))
+                         const at::Tensor& x,
+                     SPMD_TYPE(dp = R, tp = I) const at::Tensor& ln_w,
+                     SPMD_TYPE(dp = R, tp = I) const at::Tensor& ln_b,
+                     SPMD_TYPE(dp = R, tp = S(0), spmd::rank(2))
+                         const at::Tensor& w1,
+                     SPMD_TYPE(dp = R, tp = S(1), spmd::rank(2))
+                         const at::Tensor& w2) {
   // LayerNorm on the duplicated activation: one computation done tp times.
   auto h = at::layer_norm(x, {x.size(-1)}, ln_w, ln_b);  // {dp: V, tp: I}
 

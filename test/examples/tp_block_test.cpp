@@ -86,9 +86,13 @@ spmd::PerAxisType on_tp(int64_t dim) { return dim < 0 ? I : S(dim); }
 
 // What train.cpp runs on each rank, recording what it tabulates. With
 // `typecheck`, the training loop runs under the runtime type checker from
-// the types of assert_types_tp / _sp, as `--typecheck` does.
-spmd::testing::RankProgram parallel(const Config& c, bool typecheck) {
-  return [c, typecheck](Rank& rank) {
+// the types of assert_types_tp / _sp, as `--typecheck` does, with
+// checker_options(c) unless `checker` says otherwise.
+spmd::testing::RankProgram parallel(
+    const Config& c, bool typecheck,
+    std::optional<spmd::checker::TypecheckOptions> checker = std::nullopt) {
+  if (!checker) checker = checker_options(c);
+  return [c, typecheck, checker](Rank& rank) {
     const bool sp = c.sequence_parallel;
     const TpLayout layout = sp ? TpLayout{} : tp_layout();
     const FullParams full = init_params(c);
@@ -110,7 +114,7 @@ spmd::testing::RankProgram parallel(const Config& c, bool typecheck) {
 
     std::optional<spmd::checker::TypecheckGuard> checked;
     if (typecheck) {
-      checked.emplace(checker_options(c));
+      checked.emplace(*checker);
       sp ? assert_types_sp(p, x, target) : assert_types_tp(p, x, target);
     }
     while (rank.next_step()) {
@@ -209,6 +213,37 @@ void rejected_by_runtime_checker(const BugExpectation& bug) {
   }
 }
 
+// The example's block is typed in global mode on tp (its runtime check
+// follows the shards, as the plugin's build does), the local block in local
+// mode; and the local block's hand-written reinterpret is exactly what
+// global mode rejects: typed globally, its row-parallel product is already a
+// pending sum (spec §12, issue 11).
+void typed_in_global_mode(bool expected) {
+  EXPECT_EQ(checker_options(small(false, 1)).local.value_or(true), !expected);
+  EXPECT_EQ(checker_options(small(true, 1)).local.value_or(true), true)
+      << "sequence parallelism stays in local mode";
+}
+
+void local_block_rejected_in_global_mode() {
+  spmd::checker::TypecheckOptions global;
+  global.local = false;
+  global.local_axes = std::vector<std::string>{"dp"};
+  const Config c = small(false, 1);
+  try {
+    spmd::testing::SimulateOptions o = options(c).simulate;
+    spmd::testing::simulate({{dp, 2}, {tp, 2}}, parallel(c, true, global), o);
+    ADD_FAILURE() << "global mode accepted the hand-written reinterpret";
+  } catch (const spmd::testing::SimulationError& e) {
+    ASSERT_FALSE(e.failures().empty());
+    EXPECT_FALSE(e.failures().front().hung);
+    EXPECT_THAT(e.failures().front().message,
+                HasSubstr("reinterpret: expected input type V on axis tp, "
+                          "got P"));
+    EXPECT_THAT(e.failures().front().message,
+                HasSubstr("tensor_parallel_local.cpp"));
+  }
+}
+
 class Case : public ::testing::Test {
  public:
   explicit Case(std::function<void()> body) : body_(std::move(body)) {}
@@ -235,6 +270,7 @@ void register_tests(const std::string& variant) {
       add(suite, "passes_runtime_checker",
           [sp] { equals_one_device(sp, true); });
     }
+    add("tp_block", "typed_in_global_mode", [] { typed_in_global_mode(true); });
     return;
   }
   if (variant == "local") {  // tensor_parallel_local.cpp, local mode
@@ -242,6 +278,10 @@ void register_tests(const std::string& variant) {
         [] { equals_one_device(false, false); });
     add("tp_block_local", "passes_runtime_checker",
         [] { equals_one_device(false, true); });
+    add("tp_block_local", "typed_in_local_mode",
+        [] { typed_in_global_mode(false); });
+    add("tp_block_local", "rejected_in_global_mode",
+        [] { local_block_rejected_in_global_mode(); });
     return;
   }
   auto it = bug_expectations().find(variant);
