@@ -274,7 +274,10 @@ Result<TensorType> transfer_local_map(
     return transfer(call, local_in, axis, ctx.local.strict, axis_is_singleton);
   TensorType local_out = local_in.value_or(TensorType{});
   for (const auto& a : resolved_axes) {
-    auto r = transfer(call, local_out, a, ctx.local.strict, false);
+    // [axis] itself keeps the collective's singleton flag (a size-1 axis has
+    // no entry in the type to transfer); sub-axes of a flattened axis do not.
+    auto r = transfer(call, local_out, a, ctx.local.strict,
+                      axis_is_singleton && a == axis);
     if (!r) return r.error();
     local_out = *r;
   }

@@ -239,6 +239,23 @@ TEST(GlobalCollectiveModeTest, LocalAxisCollectiveIsLocal) {
   EXPECT_TRUE(GivesGlobal(r, "{dp: R, tp: S(1)} PartitionSpec(None, tp)"));
 }
 
+TEST(GlobalCollectiveModeTest, SingletonAxisResolvedToItselfIsSkipped) {
+  // A size-1 tp has no entry in the type (it is normalised away); the
+  // runtime resolves a plain axis to [axis] and passes the singleton flag:
+  // the collective is a no-op on the type, in strict mode too, as in local
+  // mode. Without the flag it is the "no type for axis" error.
+  GlobalContext ctx;
+  ctx.local.strict = true;
+  GlobalType t = GT("{dp: S(1)}", Shape::of({8, 2, 16}));
+  auto r = transfer_global(Call(C::Convert, I, R), t, "tp", {"tp"},
+                           Shape::of({8, 2, 16}), ctx,
+                           /*axis_is_singleton=*/true);
+  EXPECT_TRUE(GivesGlobal(r, "{dp: S(1)} PartitionSpec(None, dp, None)"));
+  auto missing = transfer_global(Call(C::Convert, I, R), t, "tp", {"tp"},
+                                 Shape::of({8, 2, 16}), ctx);
+  EXPECT_TRUE(FailsWith(missing, ErrorKind::SpmdTypeError, {"axis tp"}));
+}
+
 TEST(GlobalCollectiveModeTest, UnknownRankKeepsShardUnknown) {
   GlobalType t = GT("{tp: P}", Shape::unknown());
   auto r = transfer_global(Call(C::ReduceScatter, P, S(-1)), t, "tp", {},
