@@ -30,6 +30,10 @@
 // residual. Written as one mistake since global mode infers the pending sum
 // (no hand-written reinterpret marks it any more).
 #define TP_BLOCK_BUG_missing_all_reduce 5
+// sequence_parallel.cpp: the reduce-scatter of the row-parallel product
+// forgotten: each tp rank adds its own term of the output (the whole
+// sequence, a pending sum inferred by global mode) to its sequence shard.
+#define TP_BLOCK_BUG_missing_reduce_scatter 6
 
 #ifndef TP_BLOCK_BUG
 #define TP_BLOCK_BUG TP_BLOCK_BUG_none

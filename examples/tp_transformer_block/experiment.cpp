@@ -38,13 +38,17 @@ at::Tensor loss_tp(SPMD_TYPE(dp = V, tp = I) const at::Tensor& out,
 
 // The same loss with sequence parallelism: each tp rank holds a slice of the
 // tokens, so the tp ranks' sums are first reduced (reduce-from-TP, dst I).
+// The block it follows (sequence_parallel.cpp) is typed in global mode at run
+// time, where the sum over the sequence shard is a pending sum by inference
+// (spec §12.2: sum over a sharded dim -> P): no reinterpret on tp, which
+// global mode would reject. This file's build is local mode, where the sum
+// is V and all_reduce accepts a V as src P (spec §7.2).
 SPMD_TYPE(dp = P, tp = I)
 at::Tensor loss_sp(SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& out,
                    SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& target,
                    double global_count) {
-  auto err = out - target;                            // {dp: V, tp: V}
-  auto local_sum = (err * err).sum() / global_count;  // {dp: V, tp: V}
-  auto tp_partial = spmd::reinterpret(local_sum, tp, V, P);
+  auto err = out - target;                                 // {dp: V, tp: S(0)}
+  auto tp_partial = (err * err).sum() / global_count;      // {dp: V, tp: P}
   auto dp_share = spmd::all_reduce(tp_partial, tp, P, I);  // {dp: V, tp: I}
   return spmd::reinterpret(dp_share, dp, V, P);            // {dp: P, tp: I}
 }
@@ -106,7 +110,8 @@ void Reference::step(const Data& d, double lr) {
 
 spmd::checker::TypecheckOptions checker_options(const Config& c) {
   spmd::checker::TypecheckOptions o;
-  if (!c.sequence_parallel && tp_layout().global) {
+  const TpLayout layout = c.sequence_parallel ? sp_layout() : tp_layout();
+  if (layout.global) {
     o.local = false;
     o.local_axes = std::vector<std::string>{"dp"};
   }
@@ -129,12 +134,13 @@ void assert_types_tp(const LocalParams& p, const at::Tensor& x,
 
 void assert_types_sp(const LocalParams& p, const at::Tensor& x,
                      const at::Tensor& target) {
+  const TpLayout layout = sp_layout();
   spmd::assert_type(x, {dp = V, tp = S(0)});
   spmd::assert_type(target, {dp = V, tp = S(0)});
   spmd::assert_type(p.ln_w, {dp = R, tp = R});
   spmd::assert_type(p.ln_b, {dp = R, tp = R});
-  spmd::assert_type(p.w1, {dp = R, tp = S(0)});
-  spmd::assert_type(p.w2, {dp = R, tp = S(1)});
+  spmd::assert_type(p.w1, {dp = R, tp = on_tp(layout.w1_dim)});
+  spmd::assert_type(p.w2, {dp = R, tp = on_tp(layout.w2_dim)});
 }
 
 }  // namespace tp_example

@@ -26,7 +26,8 @@ at::Tensor loss_tp(SPMD_TYPE(dp = V, tp = I) const at::Tensor& out,
                    double global_count);
 
 /// The same loss with sequence parallelism (out and target split along the
-/// sequence on tp).
+/// sequence on tp): written for the global-mode run of sequence_parallel.cpp
+/// (the sum over the sequence shard is P by inference, no reinterpret on tp).
 SPMD_TYPE(dp = P, tp = I)
 at::Tensor loss_sp(SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& out,
                    SPMD_TYPE(dp = V, tp = S(0)) const at::Tensor& target,
@@ -68,13 +69,14 @@ struct Reference {
 };
 
 /// The runtime checker's options for the training loop (--typecheck): the
-/// mode the block is written for. A tp block written for global mode
-/// (tp_layout().global, tensor_parallel.cpp) is typed in global mode with dp
-/// kept local (spec §12.5: the batch split is V, as the annotations say; the
+/// mode the block is written for. A block written for global mode
+/// (tp_layout().global: tensor_parallel.cpp; sp_layout().global:
+/// sequence_parallel.cpp, with --sp) is typed in global mode with dp kept
+/// local (spec §12.5: the batch split is V, as the annotations say; the
 /// loss's hand-written dp reinterpret stays legal), so the runtime follows
 /// the tp shards and infers the row-parallel pending sum as the plugin does.
-/// Local mode for the local block (tensor_parallel_local.cpp), the bug
-/// variants of examples/bugs and sequence parallelism.
+/// Local mode for the local block (tensor_parallel_local.cpp) and the bug
+/// variants of examples/bugs.
 spmd::checker::TypecheckOptions checker_options(const Config& c);
 
 /// The types of this rank's tensors for the runtime checker (--typecheck):

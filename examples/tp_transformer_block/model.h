@@ -93,8 +93,12 @@ at::Tensor mlp_block(const at::Tensor& x, const at::Tensor& ln_w,
 
 // ---- sequence_parallel.cpp ----
 
+/// The layout that mlp_block_sp expects its weights in (written for global
+/// mode, like tensor_parallel.cpp).
+TpLayout sp_layout();
+
 /// The block with sequence parallelism: x and out are [seq/tp, batch/dp,
-/// hidden], split along the sequence on tp (S(0)). Weights as mlp_block.
+/// hidden], split along the sequence on tp (S(0)). Weights per sp_layout().
 at::Tensor mlp_block_sp(const at::Tensor& x, const at::Tensor& ln_w,
                         const at::Tensor& ln_b, const at::Tensor& w1,
                         const at::Tensor& w2);

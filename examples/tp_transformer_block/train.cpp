@@ -177,7 +177,7 @@ int run(int argc, char** argv) {
   const int64_t dp_rank = mesh.axis("dp").local_rank;
   const int64_t tp_rank = mesh.axis("tp").local_rank;
   const bool leader = world->rank() == 0;
-  const TpLayout layout = c.sequence_parallel ? TpLayout{} : tp_layout();
+  const TpLayout layout = c.sequence_parallel ? sp_layout() : tp_layout();
 
   // Whole parameters and data (drawn on the CPU, so every device starts from
   // the same numbers), then this rank's pieces.
@@ -241,8 +241,9 @@ int run(int argc, char** argv) {
 
   // --typecheck: every ATen op and collective of the sharded training loop
   // is typed at run time (strict mode, the mesh of the MeshGuard; global
-  // mode on tp for the block of tensor_parallel.cpp, checker_options); the
-  // one-device reference and the comparisons run with checking paused.
+  // mode on tp for the blocks of tensor_parallel.cpp and
+  // sequence_parallel.cpp, checker_options); the one-device reference and
+  // the comparisons run with checking paused.
   std::optional<spmd::checker::TypecheckGuard> typecheck;
   if (opt.typecheck) {
     typecheck.emplace(checker_options(c));

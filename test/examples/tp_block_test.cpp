@@ -94,7 +94,7 @@ spmd::testing::RankProgram parallel(
   if (!checker) checker = checker_options(c);
   return [c, typecheck, checker](Rank& rank) {
     const bool sp = c.sequence_parallel;
-    const TpLayout layout = sp ? TpLayout{} : tp_layout();
+    const TpLayout layout = sp ? sp_layout() : tp_layout();
     const FullParams full = init_params(c);
     const Data data = make_data(c);
     const TypeSpec ln = {{"dp", R}, {"tp", sp ? R : I}};
@@ -217,11 +217,19 @@ void rejected_by_runtime_checker(const BugExpectation& bug) {
 // follows the shards, as the plugin's build does), the local block in local
 // mode; and the local block's hand-written reinterpret is exactly what
 // global mode rejects: typed globally, its row-parallel product is already a
-// pending sum (spec §12, issue 11).
+// pending sum (spec §12, issue 11). The sequence-parallel block
+// (sequence_parallel.cpp, linked by every variant) is written for global
+// mode and typed in it whichever tp block is linked, with dp kept local.
 void typed_in_global_mode(bool expected) {
-  EXPECT_EQ(checker_options(small(false, 1)).local.value_or(true), !expected);
-  EXPECT_EQ(checker_options(small(true, 1)).local.value_or(true), true)
-      << "sequence parallelism stays in local mode";
+  const spmd::checker::TypecheckOptions tp_opts =
+      checker_options(small(false, 1));
+  EXPECT_EQ(tp_opts.local.value_or(true), !expected);
+  const spmd::checker::TypecheckOptions sp_opts =
+      checker_options(small(true, 1));
+  EXPECT_FALSE(sp_opts.local.value_or(true))
+      << "sequence parallelism is typed in global mode";
+  ASSERT_TRUE(sp_opts.local_axes.has_value());
+  EXPECT_EQ(*sp_opts.local_axes, std::vector<std::string>{"dp"});
 }
 
 void local_block_rejected_in_global_mode() {
