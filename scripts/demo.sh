@@ -3,8 +3,9 @@
 # `make build`).
 #
 #   1. compile the annotated tensor-parallel training loop with the plugin
-#      (the block in global mode, with strict shards, as its build does; its
-#      local-mode twin too): 0 SPMD diagnostics;
+#      (the blocks with and without sequence parallelism in global mode,
+#      with strict shards, as their build does; the local-mode twin of the
+#      tp block too): 0 SPMD diagnostics;
 #   2. compile one classic bug (the missing copy-to-tensor-parallel region)
 #      with the plugin: the compiler rejects it, as a user would see it;
 #   3. train the example on 4 ranks (dp=2 x tp=2) over real Gloo process
@@ -100,7 +101,7 @@ for s in "${sources[@]}"; do
   n=$(sed -n 's/^\([0-9]*\) SPMD diagnostics.*/\1/p' <<<"$out")
   mode=""
   case $s in
-    tensor_parallel) mode=" (global mode, strict shards: the build's flags)" ;;
+    tensor_parallel | sequence_parallel) mode=" (global mode, strict shards: the build's flags)" ;;
     tensor_parallel_local) mode=" (the same block for local mode)" ;;
   esac
   printf '  %-26s %s SPMD diagnostics%s\n' "$s.cpp" "${n:-?}" "$mode"
