@@ -275,6 +275,17 @@ static Tensor local_vocab_max(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& logits
   return std::get<0>(logits.max(-1, /*keepdim=*/true)).detach();
 }
 
+// The logit of each token's target in this rank's slice of the vocabulary
+// (local_ids: the target's index in the slice, 0 where another rank holds
+// it). Indices into the local slice are a per-rank operation: a local
+// region, whose result differs per rank (V, no shard dim).
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = V, spmd::rank(2))
+static Tensor local_target_logit(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& logits,
+                                 SPMD_TYPE(dp = V, tp = R) const Tensor& local_ids) {
+  return logits.gather(-1, local_ids.unsqueeze(-1)).squeeze(-1);
+}
+
 SPMD_TYPE(dp = V, tp = I, spmd::rank(2))
 Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
                                         const Tensor& logits,
@@ -289,18 +300,16 @@ Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
     return -logp.gather(-1, target_ids).squeeze(-1);  // BUG(ce_sharded_vocab)
   }
   // Subtract the global max for stability (a constant: no gradient).
-  // Each rank's max over its slice: one entry of the vocab dim per rank
-  // (global mode cannot place the shard through max without the rank).
+  // Each rank's max over its slice: one entry of the vocab dim per rank.
   auto local_max = local_vocab_max(logits);
   auto all_max = spmd::all_gather(local_max, tp, S(-1), R);
   auto global_max = std::get<0>(all_max.max(-1, /*keepdim=*/true));
-  auto shifted = logits - global_max;
-  // The denominator: exponentials summed over every rank's slice.
-  auto local_sum = shifted.exp().sum(-1);
-  auto sum_exp =
-      spmd::all_reduce(spmd::reinterpret(local_sum, tp, V, P), tp, P, I);
+  auto shifted = logits - global_max;  // the max (keepdim) broadcasts: S(-1)
+  // The denominator: exponentials summed over every rank's slice. A sum over
+  // the sharded dim is a pending sum P in global mode (no reinterpret).
+  auto sum_exp = spmd::all_reduce(shifted.exp().sum(-1), tp, P, I);
   // The target's logit, found on exactly one rank.
-  auto picked = shifted.gather(-1, local_targets.unsqueeze(-1)).squeeze(-1);
+  auto picked = local_target_logit(shifted, local_targets);
   picked = picked.masked_fill(not_here, 0.0);
   auto target_logit =
       spmd::all_reduce(spmd::reinterpret(picked, tp, V, P), tp, P, I);
