@@ -1705,8 +1705,8 @@ Shape result_shape(std::string_view op, const std::vector<Shape>& tensors,
       if (tensors.size() != 1) return s;  // max(a, b): not a reduction
       auto dims = reduced_dims(args, x.rank());
       if (!dims) return s;
-      long want = args.keepdim ? x.rank()
-                               : x.rank() - static_cast<long>(dims->size());
+      long want =
+          args.keepdim ? x.rank() : x.rank() - static_cast<long>(dims->size());
       if (want != *out_rank) return s;
       long o = 0;
       for (long d = 0; d < x.rank(); ++d) {

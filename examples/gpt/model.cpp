@@ -153,7 +153,8 @@ GPTImpl::GPTImpl(const FullParams& p, const Config& c, const Shard& s) {
 // Pre-norm on this rank's tokens. The result keeps x's layout: each tp rank
 // normalises its own slice of the sequence.
 SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
-Tensor LayerNormImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& x) {
+Tensor LayerNormImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+                                  const Tensor& x) {
   return at::layer_norm(x, {x.size(-1)}, weight, bias);
 }
 
@@ -161,7 +162,8 @@ Tensor LayerNormImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const 
 // rows of the weight, so its gradient is a partial sum (the all_gather that
 // made it R reduce-scatters that sum in backward).
 SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
-Tensor ColumnParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(3))
+Tensor ColumnParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = R,
+                                                   spmd::rank(3))
                                              const Tensor& x) {
   return at::linear(x, weight, bias);
 }
@@ -169,7 +171,8 @@ Tensor ColumnParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(3)
 // linear(S(-1), S(1)) contracts the sharded dim: in global mode the checker
 // knows the product is a pending sum P without a hand-written reinterpret.
 SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
-Tensor RowParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
+Tensor RowParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = S(-1),
+                                                spmd::rank(3))
                                           const Tensor& x) {
   if (GPT_BUG_ON(bias_before_reduce)) {
     auto y = at::linear(x, weight, bias);  // BUG(bias_before_reduce)
@@ -192,7 +195,8 @@ Tensor RowParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3
 
 SPMD_MESH(dp, tp)
 SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
-Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& x) {
+Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+                                  const Tensor& x) {
   auto h = norm(x);  // {dp: V, tp: S(0)}
   // Gather the sequence from the sequence-parallel region: every tp rank
   // needs every token for its heads, and uses them differently (dst R);
@@ -230,7 +234,8 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const 
 }
 
 SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
-Tensor MlpImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& x) {
+Tensor MlpImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+                            const Tensor& x) {
   auto h = spmd::all_gather(norm(x), tp, S(0), R);  // {dp: V, tp: R}
   auto a = at::gelu(fc1(h));                        // this rank's ffn slice
   auto a_typed = spmd::assert_type(a, {dp = V, tp = S(-1)});
@@ -241,7 +246,8 @@ Tensor MlpImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor
 // Other tokens look up row 0 and are zeroed, so that the sum over tp picks
 // the owner's row; the sum is reduce-scattered onto the sequence shards.
 SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
-Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2)) const Tensor& tokens) {
+Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
+                                  const Tensor& tokens) {
   auto outside = tokens.lt(vocab_start) | tokens.ge(vocab_end);
   auto local_ids = (tokens - vocab_start).masked_fill(outside, 0);
   auto rows = at::embedding(weight, local_ids);
@@ -271,7 +277,8 @@ Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2)) const Ten
 // engine").
 SPMD_LOCAL
 SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
-static Tensor local_vocab_max(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& logits) {
+static Tensor local_vocab_max(SPMD_TYPE(dp = V, tp = S(-1))
+                                  const Tensor& logits) {
   return std::get<0>(logits.max(-1, /*keepdim=*/true)).detach();
 }
 
@@ -281,8 +288,10 @@ static Tensor local_vocab_max(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& logits
 // region, whose result differs per rank (V, no shard dim).
 SPMD_LOCAL
 SPMD_TYPE(dp = V, tp = V, spmd::rank(2))
-static Tensor local_target_logit(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& logits,
-                                 SPMD_TYPE(dp = V, tp = R) const Tensor& local_ids) {
+static Tensor local_target_logit(SPMD_TYPE(dp = V, tp = S(-1))
+                                     const Tensor& logits,
+                                 SPMD_TYPE(dp = V, tp = R)
+                                     const Tensor& local_ids) {
   return logits.gather(-1, local_ids.unsqueeze(-1)).squeeze(-1);
 }
 
@@ -295,7 +304,8 @@ Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
   auto not_here = targets.lt(vocab_start) | targets.ge(vocab_end);
   auto local_targets = (targets - vocab_start).masked_fill(not_here, 0);
   if (GPT_BUG_ON(ce_sharded_vocab)) {
-    auto logp = at::log_softmax(logits, -1);  // over this rank's slice only
+    // log_softmax over this rank's slice of the vocabulary only.
+    auto logp = at::log_softmax(logits, -1);  // BUG(ce_sharded_vocab)
     auto target_ids = local_targets.unsqueeze(-1);
     return -logp.gather(-1, target_ids).squeeze(-1);  // BUG(ce_sharded_vocab)
   }
@@ -317,8 +327,10 @@ Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
 }
 
 SPMD_TYPE(dp = P, tp = I)
-Tensor GPTImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2)) const Tensor& tokens,
-                        SPMD_TYPE(dp = V, tp = R, spmd::rank(2)) const Tensor& targets,
+Tensor GPTImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
+                            const Tensor& tokens,
+                        SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
+                            const Tensor& targets,
                         double global_tokens) {
   auto x = embed(tokens);  // {dp: V, tp: S(0)}
   for (size_t l = 0; l < attention.size(); ++l) {

@@ -353,8 +353,7 @@ public:
   /// whether the dataflow has converged.
   friend bool operator==(const Value &X, const Value &Y) {
     if (X.Open != Y.Open || X.IsTop != Y.IsTop || X.IsEmpty != Y.IsEmpty ||
-        X.Rank != Y.Rank || X.Ones != Y.Ones ||
-        X.Axes.size() != Y.Axes.size())
+        X.Rank != Y.Rank || X.Ones != Y.Ones || X.Axes.size() != Y.Axes.size())
       return false;
     for (size_t I = 0; I < X.Axes.size(); ++I)
       if (X.Axes[I].first != Y.Axes[I].first ||
@@ -371,7 +370,7 @@ private:
   bool Open = true;
   bool IsTop = false;
   bool IsEmpty = false;
-  int8_t Rank = -1; // -1: unknown
+  int8_t Rank = -1;  // -1: unknown
   uint64_t Ones = 0; // dims of local size 1 (see sizeOneDims)
 };
 

@@ -1149,9 +1149,9 @@ TEST(ResultShape, KeepdimUnsqueezeAndPointwiseGiveSizeOne) {
   Shape max_keep = result_shape("max", {r3}, keep, 3);
   EXPECT_EQ(sizes(result_shape("sub", {max_keep, Shape::of({1})}, {}, 3)),
             "[?, ?, 1]");
-  EXPECT_EQ(sizes(result_shape("add", {Shape::of({4, 1}), Shape::of({1, 3})},
-                               {}, 2)),
-            "[4, 3]");
+  EXPECT_EQ(
+      sizes(result_shape("add", {Shape::of({4, 1}), Shape::of({1, 3})}, {}, 2)),
+      "[4, 3]");
   EXPECT_EQ(sizes(result_shape("add", {r3, max_keep}, {}, 3)), "[?, ?, ?]");
   // Unknown: an operand's rank, the result's rank, the dims, other rules.
   EXPECT_FALSE(result_shape("max", {r3}, keep, std::nullopt).rank_known());
