@@ -1,8 +1,8 @@
 // model.cpp - the GPT's modules, its vocab-parallel loss and the optimizer
 // step, annotated with SPMD types and compiled through the spmd-check plugin
-// in strict global mode (0 diagnostics is part of the build). The "// BUG"
-// lines are the mistakes of bugs.h; docs/walkthrough.md explains every
-// annotation.
+// in strict global mode with strict-shards (0 diagnostics is part of the
+// build). The "// BUG" lines are the mistakes of bugs.h; docs/walkthrough.md
+// explains every annotation.
 #include <ATen/ATen.h>
 #include <spmd/checker.h>
 
@@ -210,7 +210,10 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
     h_full = spmd::all_gather(h, tp, S(0), R);  // {dp: V, tp: R}
   const int64_t s = h_full.size(0), b = h_full.size(1);
 
-  // The fused projection gives this rank's heads, each [q | k | v].
+  // The fused projection gives this rank's heads, each [q | k | v]. A view
+  // loses the shard dim (ranks are tracked, sizes are not): the heads, split
+  // out of the features, are this rank's slice, S(2). The chunk is on dim 3,
+  // which tp does not shard; permute moves the shard (S(1) of q, k, v).
   auto qkv_local = spmd::assert_type(
       qkv(h_full).view({s, b, local_heads, 3 * head_dim}), {dp = V, tp = S(2)});
   auto parts = qkv_local.chunk(3, -1);      // each [s, b, heads/tp, head_dim]
@@ -219,7 +222,8 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
   auto v = parts[2].permute({1, 2, 0, 3});
 
   // Causal softmax over whole sequences: the heads are split, the keys are
-  // not, so softmax needs no communication.
+  // not, so softmax needs no communication. triu has no shape rule: the
+  // mask's declaration gives its rank for masked_fill's broadcasting.
   auto scores =
       at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(head_dim));
   SPMD_TYPE(dp = R, tp = R, spmd::rank(2))
@@ -227,7 +231,8 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
   scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
   auto mixed = at::matmul(at::softmax(scores, -1), v);  // [b, heads/tp, s, hd]
 
-  // Back to [s, b, heads/tp * head_dim]: this rank's slice of the features.
+  // Back to [s, b, heads/tp * head_dim]: this rank's slice of the features
+  // (the reshape loses the dim again; assert_type restates it).
   auto o = mixed.permute({2, 0, 1, 3}).reshape({s, b, local_heads * head_dim});
   auto o_typed = spmd::assert_type(o, {dp = V, tp = S(-1)});
   return x + out(o_typed);  // residual on the sequence shard
