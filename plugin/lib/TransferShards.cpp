@@ -441,10 +441,27 @@ void Transfer::propagateUnmaskedRows(const CallExpr *CE, llvm::StringRef Canon,
 
 namespace {
 
-/// The rank of the operand value \p V, as the core's shape.
+/// The rank of the operand value \p V, as the core's shape, with the dims
+/// known to have size 1.
 core::Shape shapeOf(const Value &V) {
   std::optional<int> R = V.rank();
-  return R ? core::Shape::of_rank(*R) : core::Shape::unknown();
+  if (!R)
+    return core::Shape::unknown();
+  core::Shape S = core::Shape::of_rank(*R);
+  for (int D = 0; D < *R; ++D)
+    if (V.sizeOneDims() >> D & 1)
+      (*S.dims)[D] = 1;
+  return S;
+}
+
+/// The dims of size 1 of \p S, as a Value's mask.
+uint64_t sizeOneMask(const core::Shape &S) {
+  uint64_t M = 0;
+  if (S.rank_known())
+    for (long D = 0; D < S.rank() && D < 64; ++D)
+      if (S.size(D) == std::optional<long>(1))
+        M |= 1ull << D;
+  return M;
 }
 
 /// The integer and integer-list arguments among \p CallArgs, in call order.
@@ -562,6 +579,12 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
       Placed.push_back(A);
   orderTuples(CE, Name, Ops, Tensors, Placed, Out);
   checkUnknownShardOperands(CE, Canon, Ops, Out);
+  // The result's dims of size 1 (a keepdim reduction, unsqueeze, and
+  // pointwise ops of such values), for the broadcasting rules of its uses.
+  if (std::optional<int> R = Out.rank())
+    Out.setSizeOneDims(sizeOneMask(core::result_shape(
+        Name, std::vector<core::Shape>(Shapes.begin(), Shapes.end()), SA,
+        long(*R))));
 }
 
 void Transfer::loseShard(AxisId A, Origin Here, core::TypeError Why,
