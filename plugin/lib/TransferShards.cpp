@@ -384,6 +384,24 @@ void fixLinearParamRanks(llvm::StringRef Canon,
   }
 }
 
+/// Whether every tensor operand of \p Canon has the same rank (torch's cat
+/// and stack require it).
+bool sameRankOperands(llvm::StringRef Canon) {
+  return llvm::is_contained({"cat", "concat", "concatenate", "stack"}, Canon);
+}
+
+/// The rank of an operand of \p Canon whose rank is known, for ops whose
+/// operands all have one rank (sameRankOperands); else nullopt.
+std::optional<long> sharedRank(llvm::StringRef Canon,
+                               llvm::ArrayRef<core::Shape> Shapes) {
+  if (!sameRankOperands(Canon))
+    return std::nullopt;
+  for (const core::Shape &Sh : Shapes)
+    if (Sh.rank_known())
+      return Sh.rank();
+  return std::nullopt;
+}
+
 } // namespace
 
 /// The placement of one operand on \p Axis for the core's propagation.
@@ -515,6 +533,18 @@ bool fixOperandRanks(llvm::StringRef Canon, std::vector<core::AxisArg> &Args) {
       Args[I].placement.dim += FixedRank;
   }
   fixLinearParamRanks(Canon, Args);
+  // cat / stack: an operand of unknown rank has the rank of the others.
+  std::vector<core::Shape> Shapes;
+  for (const core::AxisArg &A : Args)
+    Shapes.push_back(A.shape);
+  if (std::optional<long> Rank = sharedRank(Canon, Shapes))
+    for (core::AxisArg &A : Args) {
+      if (A.shape.rank_known())
+        continue;
+      A.shape = core::Shape::of_rank(*Rank);
+      if (A.placement.is_shard() && A.placement.dim < 0)
+        A.placement.dim += *Rank;
+    }
   // linear(x, w[, b]) contracts x's last dim whatever x's rank: an x of
   // unknown rank sharded on a negative dim (or not sharded) may be given
   // any rank that holds the dim, and the result's dim counted from the end
@@ -564,6 +594,10 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
       Tensors.push_back(&S);
       Shapes.push_back(shapeOf(S.V));
     }
+  if (std::optional<long> Rank = sharedRank(Canon, Shapes))
+    for (core::Shape &Sh : Shapes)
+      if (!Sh.rank_known())
+        Sh = core::Shape::of_rank(*Rank);
   std::optional<long> OutRank = resultRank(Name, Canon, Shapes, Lists, SA);
   Out.setRank(OutRank ? std::optional<int>(int(*OutRank)) : std::nullopt);
 
