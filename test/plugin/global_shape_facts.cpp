@@ -108,3 +108,35 @@ Tensor reduced(SPMD_TYPE(tp = S(1), spmd::rank(2)) const Tensor& x,
   auto total = spmd::all_reduce(x.sum({0, 1}, /*keepdim=*/true), tp, P, R);
   return y * total;
 }
+
+// --- one operand sharded from the end, a rule counting from the end ---------
+
+// Any rank that holds the dims gives the same answer counted from the end: a
+// pointwise op with scalars, softmax along a negative dim, a reduction over
+// negative dims keep (or reject) the shard without a rank.
+void vocab_softmax(SPMD_TYPE(tp = S(-1)) const Tensor& logits, double t) { // both-note {{type V on axis 'tp' declared here}}
+  auto p = torch::softmax(logits / t, -1); // both-note {{suggestion: compute it across shards}} both-error {{No valid sharding strategy for torch::softmax on axis tp: it works along dim 0, which tp shards (S(0)): every rank sees only its shard of that dim (args[0]'s rank is unknown: dims are numbered as for a rank-1 tensor, dim d is d - 1 counted from the end)}}
+}
+
+SPMD_TYPE(tp = S(-2))
+Tensor other_dim(SPMD_TYPE(tp = S(-2)) const Tensor& x) {
+  return torch::softmax(x * 2, -1).sum({-1}, /*keepdim=*/true);
+}
+
+SPMD_TYPE(tp = S(-1))
+Tensor reduced_before(SPMD_TYPE(tp = S(-2)) const Tensor& x) {
+  return x.sum(-1);
+}
+
+SPMD_TYPE(tp = R)
+Tensor summed_shard(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
+  return spmd::all_reduce((x * 2).sum(-1), tp, P, R);
+}
+
+// A rule with a dim counted from the front depends on the rank: unknown.
+SPMD_TYPE(tp = S(-1))
+Tensor from_front(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
+  auto y = x.transpose(0, 1); // strict-note 2 {{type V on axis 'tp' inferred from this operation}}
+  // The sum needs the dim, and so does the declared return.
+  return y.sum(-1); // strict-warning {{'y' is sharded on axis 'tp' on an unknown dim (global mode): args[0] is S(-1) but its rank is unknown, so transpose cannot place the shard}} strict-warning {{this value is sharded on axis 'tp' on an unknown dim}}
+}

@@ -208,7 +208,7 @@ MUTANTS = [
   return gather_from_tp_region(scaled, args);""",
          desc="softmax over this rank's slice of the vocabulary, then "
               "gathered",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="cross_entropy_sharded_vocab", file="embedding.cpp",
          original="""      vocab_parallel_cross_entropy(logits, targets, vocab_start, vocab_end);""",
          replacement="""      torch::cross_entropy_loss(logits, targets);""",
