@@ -4,9 +4,9 @@
 // unsqueeze inserts one, and pointwise ops keep them (broadcasting from the
 // end): a replicated operand of size 1 on the sharded dim broadcasts along
 // it, so the shard is kept. A collective other than all_reduce / reinterpret
-// forgets the sizes. Without these facts the dim is lost, which strict-shards
+// forgets the sizes. Without these facts the dim is lost, which strict mode
 // reports where it matters (and an error on the shard goes unseen).
-// RUN-PLUGIN: -Xclang -verify=strict,both -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-strict-shards
+// RUN-PLUGIN: -Xclang -verify=strict,both -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-strict
 // RUN-PLUGIN: -Xclang -verify=both -fplugin-arg-spmd-check-global
 #include "Inputs/prelude.h"
 

@@ -7,8 +7,8 @@ are P by propagation), spmd::rank on the 2-D weights and the gathered
 activations, the per-rank operations on a shard (the fused QKV and gate/up
 splits, the vocab slice's max and target logit) in SPMD_LOCAL helpers, an
 assert_type after each view that moves the heads' shard; the outcomes are
-those of global mode, and the clean corpus has no unknown in strict-shards
-mode (ctest passes --strict-arg strict-shards).
+those of global mode, and the clean corpus has no unknown in strict mode,
+lost shard dims included.
 
 Each mutant is one distributed bug introduced at one point of the clean corpus:
 `original` (exact text, found exactly once in `file`) is replaced by
