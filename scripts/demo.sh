@@ -145,12 +145,12 @@ sed -n '/equivalence/,$p' <<<"$bug" | sed 's/^verdict:/bug variant verdict:/'
 # -- 5: the GPT (examples/gpt) ------------------------------------------
 GPT_STEPS=${DEMO_GPT_STEPS:-20}
 section "5. A whole GPT: vocab-parallel embedding, 2 blocks (fused-QKV attention, MLP), sequence parallelism, vocab-parallel loss, AdamW, clipping"
-echo "\$ clang++-19 -fplugin=${PLUGIN#"$ROOT"/} -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-global -fsyntax-only ... examples/gpt/{model,train}.cpp"
+echo "\$ clang++-19 -fplugin=${PLUGIN#"$ROOT"/} -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-strict-shards -fplugin-arg-spmd-check-global -fsyntax-only ... examples/gpt/{model,train}.cpp"
 gtotal=0
 for s in model train; do
   await "gpt_$s"
   n=$(sed -n 's/^\([0-9]*\) SPMD diagnostics.*/\1/p' <<<"$out")
-  printf '  %-22s %s SPMD diagnostics (strict global mode: unknowns included)\n' "$s.cpp" "${n:-?}"
+  printf '  %-22s %s SPMD diagnostics (strict global mode: unknowns and lost shard dims included)\n' "$s.cpp" "${n:-?}"
   if [ $rc -ne 0 ]; then echo "$out"; fail "the GPT does not compile cleanly with the plugin"; fi
   gtotal=$((gtotal + n))
 done
