@@ -6,21 +6,28 @@
     against the test suite's declarations-only mini libtorch so that the
     plugin's own cost is what grows.
 
-Each configuration is compiled REPEAT times and the minimum wall time is
-kept (the least disturbed by other load). Ratios are computed within one run
-of this script; no absolute time is asserted anywhere.
+Plugin off and on are compiled alternately, REPEAT times each (interleaved,
+so that a change of load hits both alike), and the median wall time and the
+median CPU time (user + system of the compiler process, less sensitive to
+other load than wall time) of each are reported with the added percentage.
+The load average at the start of each table is printed: on a shared machine
+wall times are only as good as it. Ratios are computed within one run of
+this script; no absolute time is asserted anywhere.
 
 (c) one function of N variables, each assigned in its own branch (issue
     17: the per-block state must not grow into a quadratic cost);
 (d) one function with N diagnostics (the reporter's sorting and notes).
 
 Usage: plugin_bench.py [--build build] [--plugin path/to/spmd-check.so]
+                       [--annotations other/annotations/include]
                        [--repeat 3] [--sizes 100,1000,...]
                        [--branches 1000,2000,...] [--diagnostics 5000]
                        [--skip-libtorch] [--out results.md]
 """
 import argparse
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,26 +44,51 @@ def clang():
     sys.exit("clang++-19 not found")
 
 
-def timed(cmd, repeat, allow_errors=False):
-    """Minimum wall time over `repeat` runs, and the plugin's own time (ms,
-    from -fplugin-arg-spmd-check-stats) of that run, or None."""
-    best, self_ms = None, None
+def run_once(cmd, allow_errors=False):
+    """One compile: wall seconds, CPU seconds (user + system of the child)
+    and the plugin's own time (ms, from -fplugin-arg-spmd-check-stats) or
+    None."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    dt = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    err = [l for l in r.stderr.decode().splitlines()
+           if not l.startswith("spmd-check: ")]
+    if not allow_errors and (r.returncode != 0 or err):
+        sys.exit("compile failed or produced diagnostics:\n" + " ".join(cmd) +
+                 "\n" + "\n".join(err)[:4000])
+    ms = None
+    for l in r.stderr.decode().splitlines():
+        if l.startswith("spmd-check: "):
+            ms = float(l.rsplit(",", 1)[1].split()[0])
+    return dt, cpu, ms
+
+
+def compare(off_cmd, on_cmd, repeat, allow_errors=False):
+    """Plugin off and on, alternately, `repeat` times each: the medians of
+    wall time, CPU time and (plugin on) the checker's own time."""
+    offs, ons = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        dt = time.perf_counter() - t0
-        err = [l for l in r.stderr.decode().splitlines()
-               if not l.startswith("spmd-check: ")]
-        if not allow_errors and (r.returncode != 0 or err):
-            sys.exit("compile failed or produced diagnostics:\n" + " ".join(cmd) +
-                     "\n" + "\n".join(err)[:4000])
-        ms = None
-        for l in r.stderr.decode().splitlines():
-            if l.startswith("spmd-check: "):
-                ms = float(l.rsplit(",", 1)[1].split()[0])
-        if best is None or dt < best:
-            best, self_ms = dt, ms
-    return best, self_ms
+        offs.append(run_once(off_cmd, allow_errors))
+        ons.append(run_once(on_cmd, allow_errors))
+    med = statistics.median
+    own = [m for _, _, m in ons if m is not None]
+    return {"off": med(w for w, _, _ in offs), "on": med(w for w, _, _ in ons),
+            "off_cpu": med(c for _, c, _ in offs),
+            "on_cpu": med(c for _, c, _ in ons),
+            "ms": med(own) if own else float("nan")}
+
+
+def added(r, key=""):
+    off, on = r["off" + key], r["on" + key]
+    return f"{100 * (on - off) / off:+.1f}%"
+
+
+def load():
+    return "load average %.1f %.1f %.1f, %d CPUs" % (os.getloadavg() +
+                                                     (os.cpu_count(),))
 
 
 FUNC = """
@@ -129,6 +161,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sizes", default="100,1000,10000,100000")
     ap.add_argument("--plugin", help="the plugin to measure (default: the build's)")
+    ap.add_argument("--annotations",
+                    help="the include directory of spmd/annotations.h to measure "
+                         "(default: annotations/include)")
     ap.add_argument("--branches", default="1000,2000,5000,10000")
     ap.add_argument("--diagnostics", default="5000")
     ap.add_argument("--skip-libtorch", action="store_true")
@@ -138,25 +173,27 @@ def main():
     if not os.path.exists(plugin):
         sys.exit(f"{plugin} not built")
     cxx = clang()
-    inc = ["-I" + os.path.join(ROOT, p) for p in
-           ("annotations/include", "runtime/include", "core/include")]
+    inc = ["-I" + (a.annotations or os.path.join(ROOT, "annotations/include"))]
+    inc += ["-I" + os.path.join(ROOT, p) for p in ("runtime/include", "core/include")]
     base = [cxx, "-std=c++17", "-fsyntax-only"]
     lines = []
 
     if not a.skip_libtorch:
         src = os.path.join(ROOT, "bench/plugin/libtorch_tu.cpp")
         tinc = ["-isystem", "/usr/include/torch/csrc/api/include"]
-        off, _ = timed(base + inc + tinc + [src], a.repeat)
-        on, ms = timed(base + inc + tinc + [f"-fplugin={plugin}", STATS, src], a.repeat)
-        lines += ["(a) libtorch translation unit (bench/plugin/libtorch_tu.cpp)", "",
-                  "| plugin off (s) | plugin on (s) | added (wall) | checker's own time (ms) | own / off |",
-                  "|---|---|---|---|---|",
-                  f"| {off:.2f} | {on:.2f} | {100 * (on - off) / off:+.1f}% | {ms:.1f} | {100 * ms / 1000 / off:.2f}% |", ""]
+        lines += ["(a) libtorch translation unit (bench/plugin/libtorch_tu.cpp), " +
+                  f"median of {a.repeat} interleaved runs, {load()}", ""]
+        r = compare(base + inc + tinc + [src],
+                    base + inc + tinc + [f"-fplugin={plugin}", STATS, src], a.repeat)
+        lines += ["| plugin off (s) | plugin on (s) | added (wall) | added (CPU) | checker's own time (ms) | own / off |",
+                  "|---|---|---|---|---|---|",
+                  f"| {r['off']:.2f} | {r['on']:.2f} | {added(r)} | {added(r, '_cpu')} | {r['ms']:.1f} | {100 * r['ms'] / 1000 / r['off']:.2f}% |", ""]
         print("\n".join(lines), flush=True)
 
-    lines += ["(b) generated translation units (mini libtorch)", "",
-              "| statements | plugin off (s) | plugin on (s) | checker's own time (ms) | own time per 1000 statements (ms) |",
-              "|---|---|---|---|---|"]
+    lines += ["(b) generated translation units (mini libtorch), " +
+              f"median of {a.repeat} interleaved runs, {load()}", "",
+              "| statements | plugin off (s) | plugin on (s) | added (wall) | CPU off (s) | CPU on (s) | added (CPU) | checker's own time (ms) | own time per 1000 statements (ms) |",
+              "|---|---|---|---|---|---|---|---|---|"]
     test_dir = os.path.join(ROOT, "test/plugin")
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(s) for s in a.sizes.split(",")]:
@@ -164,9 +201,11 @@ def main():
             with open(path, "w") as f:
                 f.write(generate(n))
             minc = inc + ["-I" + test_dir, "-I" + os.path.join(test_dir, "Inputs/mini-torch")]
-            off, _ = timed(base + minc + [path], a.repeat)
-            on, ms = timed(base + minc + [f"-fplugin={plugin}", STATS, path], a.repeat)
-            lines.append(f"| {n} | {off:.3f} | {on:.3f} | {ms:.1f} | {1000 * ms / n:.2f} |")
+            r = compare(base + minc + [path],
+                        base + minc + [f"-fplugin={plugin}", STATS, path], a.repeat)
+            lines.append(f"| {n} | {r['off']:.3f} | {r['on']:.3f} | {added(r)} | "
+                         f"{r['off_cpu']:.3f} | {r['on_cpu']:.3f} | {added(r, '_cpu')} | "
+                         f"{r['ms']:.1f} | {1000 * r['ms'] / n:.2f} |")
             print(lines[-1], flush=True)
 
         minc = inc + ["-I" + test_dir, "-I" + os.path.join(test_dir, "Inputs/mini-torch")]
@@ -184,10 +223,10 @@ def main():
                 path = os.path.join(tmp, f"{what}_{n}.cpp")
                 with open(path, "w") as f:
                     f.write(gen(n))
-                off, _ = timed(base + minc + [path], a.repeat)
-                on, ms = timed(base + minc + [f"-fplugin={plugin}", STATS, path],
-                               a.repeat, allow_errors=errors)
-                lines.append(f"| {n} | {off:.3f} | {on:.3f} | {ms:.1f} |")
+                r = compare(base + minc + [path],
+                            base + minc + [f"-fplugin={plugin}", STATS, path],
+                            a.repeat, allow_errors=errors)
+                lines.append(f"| {n} | {r['off']:.3f} | {r['on']:.3f} | {r['ms']:.1f} |")
                 print(lines[-1], flush=True)
     text = "\n".join(lines)
     print(text)

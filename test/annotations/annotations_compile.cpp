@@ -2,6 +2,8 @@
 // macros expand to nothing and the vocabulary is plain constexpr C++.
 #include <spmd/annotations.h>
 
+#include <type_traits>
+
 using namespace spmd::types;
 
 SPMD_AXIS(dp);
@@ -12,6 +14,15 @@ static_assert((tp = S(-1)).type.dim == -1);
 static_assert(S(0) != S(1) && S(0) == S(0) && S(0) != V);
 static_assert(S(2).local() == V);
 static_assert(spmd::P == P);
+
+// `axis = type` takes the type by const reference: Clang parses every
+// [[spmd::type(dp = R)]] argument as this call, and a by-value parameter
+// costs a copy-constructor call per entry (docs/plugin.md, Performance).
+// Compiles only while that overload exists.
+using AxisAssign =
+    spmd::AxisType (spmd::Axis::*)(const spmd::PerAxisType&) const;
+static_assert(std::is_member_function_pointer_v<
+              decltype(static_cast<AxisAssign>(&spmd::Axis::operator=))>);
 
 struct Block {
   SPMD_TYPE(dp = R, tp = V) float weight = 0;
