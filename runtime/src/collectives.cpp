@@ -44,8 +44,11 @@ using torch::autograd::variable_list;
 // handle so that backward works after the mesh guard is gone.
 struct Plan : torch::CustomClassHolder {
   CollectiveCall call;  // a primitive: resolved, aliases and routing lowered
-  std::string what;     // user-facing name for messages ("all_gather")
   Collective user_op = Collective::AllReduce;  // what the user called
+  // The call whose backward this is (null in forward): messages name both.
+  // A pointer instead of a prebuilt string: the name is only spelled out
+  // for an error or a checked call, never on the fast path.
+  c10::intrusive_ptr<Plan> backward_of;
   std::string axis;
   std::string mesh;
   int64_t n = 1;
@@ -55,17 +58,26 @@ struct Plan : torch::CustomClassHolder {
   std::optional<c10::ScalarType> op_dtype;
   std::optional<c10::ScalarType> out_dtype;
   BackwardOptions backward;
-  bool check = true;  // WorldOptions::check_collectives
+  bool check = true;                      // WorldOptions::check_collectives
+  c10::ScalarType in_dtype = at::kFloat;  // set by forward, for backward
+
+  // User-facing name for messages: "all_gather", or "reduce_scatter
+  // (backward of all_gather)".
+  std::string what() const {
+    std::string s = core::to_string(backward_of ? call.op : user_op);
+    if (backward_of) s += " (backward of " + backward_of->what() + ")";
+    return s;
+  }
 };
 
 [[noreturn]] void shape_error(const Plan& p, const std::string& detail) {
-  throw ShapeError(p.what + " on axis '" + p.axis + "' (group of " +
+  throw ShapeError(p.what() + " on axis '" + p.axis + "' (group of " +
                    std::to_string(p.n) + "): " + detail);
 }
 
 std::string where(const Plan& p) {
   std::ostringstream os;
-  os << p.what << " on axis '" << p.axis << "'";
+  os << p.what() << " on axis '" << p.axis << "'";
   return os.str();
 }
 
@@ -104,7 +116,7 @@ void wait(const Plan& p, const char* primitive,
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const Plan& p, const char* name) {
   if (dim < -ndim || dim >= ndim)
-    throw InvalidArgument(p.what + ": " + name + "=" + std::to_string(dim) +
+    throw InvalidArgument(p.what() + ": " + name + "=" + std::to_string(dim) +
                           " is out of range for a result with " +
                           std::to_string(ndim) + " dims");
   return dim < 0 ? dim + ndim : dim;
@@ -168,6 +180,23 @@ Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
   return output.view({p.n, mine.numel()}).sum(0).view(mine.sizes());
 }
 
+// reduce_scatter_pieces of the n even dim-0 pieces of a contiguous `whole`,
+// each of shape `piece_shape`, without building the pieces as tensors (the
+// common case: a sequence-parallel reduce-scatter of a contiguous product).
+Tensor reduce_scatter_whole(const Tensor& whole, at::IntArrayRef piece_shape,
+                            const Plan& p) {
+  if (p.n == 1 || compat::has_native_reduce_scatter(*p.pg))
+    return reduce_scatter_pieces(whole.chunk(p.n, 0), p, whole);
+  const int64_t piece = whole.numel() / p.n;
+  Tensor input = whole.view({-1});
+  Tensor output = at::empty({p.n * piece}, whole.options());
+  std::vector<int64_t> splits(p.n, piece);
+  wait(p, "all_to_all_single", [&] {
+    return compat::all_to_all_single(*p.pg, output, input, splits, splits);
+  });
+  return output.view({p.n, piece}).sum(0).view(piece_shape);
+}
+
 // The input split into n contiguous blocks along dim 0 is exchanged: block k
 // goes to rank k; the result holds the received blocks in rank order.
 Tensor exchange(const Tensor& x, std::vector<int64_t> out_rows,
@@ -197,7 +226,7 @@ bool communicates(Collective op) {
 }
 
 detail::CallSite site_of(const Plan& p) {
-  return {p.what, p.axis, p.mesh, p.n, p.r};
+  return {p.what(), p.axis, p.mesh, p.n, p.r};
 }
 
 // The all-gather of a small int64 row that the checks exchange.
@@ -398,8 +427,9 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                          std::to_string(x.size(d)) +
                          " but must equal the group size " +
                          std::to_string(p.n) + " (V unbinds it)");
-    return reduce_scatter_pieces(x.unbind(d), p,
-                                 d == 0 && x.is_contiguous() ? x : Tensor());
+    if (d == 0 && x.is_contiguous())
+      return reduce_scatter_whole(x, x.sizes().slice(1), p);
+    return reduce_scatter_pieces(x.unbind(d), p);
   }
   const int64_t i = shard_dim(c.dst);
   if (c.split_sizes.empty()) {
@@ -409,8 +439,12 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                          " must be a multiple of group_size " +
                          std::to_string(p.n) +
                          "); pass split_sizes for uneven shards");
-    return reduce_scatter_pieces(x.chunk(p.n, i), p,
-                                 i == 0 && x.is_contiguous() ? x : Tensor());
+    if (i == 0 && x.is_contiguous()) {
+      std::vector<int64_t> piece = x.sizes().vec();
+      piece[0] /= p.n;
+      return reduce_scatter_whole(x, piece, p);
+    }
+    return reduce_scatter_pieces(x.chunk(p.n, i), p);
   }
   auto sizes = to_i64(c.split_sizes);
   if (static_cast<int64_t>(sizes.size()) != p.n)
@@ -469,7 +503,7 @@ Tensor all_to_all_kernel(const Tensor& x, const Plan& p) {
   // Shard kernel: split on split_dim, concatenate on concat.
   if (x.size(split_dim) % p.n != 0)
     throw InvalidArgument(
-        p.what + " on axis '" + p.axis + "': input dimension " +
+        p.what() + " on axis '" + p.axis + "': input dimension " +
         std::to_string(split_dim) + " (" + std::to_string(x.size(split_dim)) +
         ") is not evenly divisible by world_size " + std::to_string(p.n));
   Tensor out = exchange(x.movedim(split_dim, 0), {}, {}, p);
@@ -609,6 +643,7 @@ int bits(c10::ScalarType t) {
 std::pair<c10::ScalarType, c10::ScalarType> resolve_dtypes(
     const CollectiveCall& call, c10::ScalarType in,
     std::optional<c10::ScalarType> op, std::optional<c10::ScalarType> out) {
+  if (!op && !out) return {in, in};  // core::plan_dtypes: Input, Input
   CollectiveCall c = call;
   c.has_op_dtype = op.has_value();
   c.has_out_dtype = out.has_value();
@@ -628,6 +663,28 @@ std::pair<c10::ScalarType, c10::ScalarType> resolve_dtypes(
   return {pick(plan.op), pick(plan.out)};
 }
 
+// The forward of a primitive on data: the op dtype, the kernel, the out
+// dtype. Runs inside CollectiveFunction::forward, or directly when no graph
+// is recorded (see apply_plan).
+Tensor forward_data(const Tensor& x, Plan& plan) {
+  // The ATen ops a collective runs internally (clone, stack, zeros, ...)
+  // are not user ops: keep them away from the runtime checker's fallback.
+  c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
+  plan.in_dtype = x.scalar_type();
+  auto [op, out] =
+      resolve_dtypes(plan.call, x.scalar_type(), plan.op_dtype, plan.out_dtype);
+  Tensor x_op = x.scalar_type() == op ? x : x.to(op);
+  Tensor y = run_kernel(x_op, !x_op.is_same(x), plan);
+  if (y.scalar_type() != out) y = y.to(out);
+  // Identity on data (reinterpret, convert(I, R), ...): return an alias
+  // that is not the input itself (the checker's hook types the result
+  // without retyping the input) and not a view, so the result can later be
+  // modified in place (autograd forbids in-place ops on views created in a
+  // custom Function).
+  if (y.is_same(x) && !plan.call.inplace) y = x.detach();
+  return y;
+}
+
 Tensor apply_primitive(const Tensor& x, c10::intrusive_ptr<Plan> plan);
 
 // One autograd node per primitive call; backward is the dual (spec §7.13).
@@ -636,21 +693,9 @@ class CollectiveFunction
  public:
   static Tensor forward(AutogradContext* ctx, Tensor x,
                         c10::intrusive_ptr<Plan> plan) {
-    // The ATen ops a collective runs internally (clone, stack, zeros, ...)
-    // are not user ops: keep them away from the runtime checker's fallback.
-    c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
-    ctx->saved_data["plan"] = at::IValue::make_capsule(plan);
-    ctx->saved_data["in_dtype"] = x.scalar_type();
-    auto [op, out] = resolve_dtypes(plan->call, x.scalar_type(), plan->op_dtype,
-                                    plan->out_dtype);
-    Tensor x_op = x.scalar_type() == op ? x : x.to(op);
-    Tensor y = run_kernel(x_op, !x_op.is_same(x), *plan);
-    if (y.scalar_type() != out) y = y.to(out);
-    // Identity on data (reinterpret, convert(I, R), ...): return an alias
-    // that is not a view, so the result can later be modified in place
-    // (autograd forbids in-place ops on views created in a custom Function).
-    if (y.is_same(x) && !plan->call.inplace) y = x.detach();
+    Tensor y = forward_data(x, *plan);
     if (plan->call.inplace) ctx->mark_dirty({x});
+    ctx->saved_data["plan"] = at::IValue::make_capsule(std::move(plan));
     return y;
   }
 
@@ -658,16 +703,15 @@ class CollectiveFunction
     c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
     auto plan = c10::static_intrusive_pointer_cast<Plan>(
         ctx->saved_data["plan"].toCapsule());
-    const auto in_dtype = ctx->saved_data["in_dtype"].toScalarType();
+    const auto in_dtype = plan->in_dtype;
     Tensor g = grads[0];
     if (!g.defined()) return {Tensor(), Tensor()};
     std::vector<CollectiveCall> steps = core::backward_of(plan->call);
     for (size_t k = 0; k < steps.size(); ++k) {
       auto dual = c10::make_intrusive<Plan>(*plan);
-      dual->call = steps[k];
-      dual->user_op = steps[k].op;
-      dual->what = std::string(core::to_string(steps[k].op)) +
-                   " (backward of " + plan->what + ")";
+      dual->call = std::move(steps[k]);
+      dual->user_op = dual->call.op;
+      dual->backward_of = plan;
       dual->op_dtype = plan->backward.op_dtype;
       // The gradient comes back in the input's dtype unless told otherwise.
       dual->out_dtype =
@@ -677,18 +721,32 @@ class CollectiveFunction
       dual->backward = plan->backward.backward_options
                            ? *plan->backward.backward_options
                            : BackwardOptions{};
-      g = apply_primitive(g, dual);
+      g = apply_primitive(g, std::move(dual));
     }
     return {g, Tensor()};
   }
 };
+
+// Runs a primitive: as one autograd node when a graph is recorded (grad
+// mode on and x requires grad), else directly on the data. Without a graph
+// the node would record nothing: the optimizer step's all-reduces under
+// NoGradGuard and the duals that backward runs (grad mode is off in a
+// backward without create_graph) skip building and destroying it, as a
+// hand-written c10d program does.
+Tensor apply_plan(const Tensor& x, c10::intrusive_ptr<Plan> plan) {
+  if (at::GradMode::is_enabled() && x.requires_grad())
+    return CollectiveFunction::apply(x, std::move(plan));
+  // As inside a custom Function's forward: no graph for the internal ops.
+  at::AutoGradMode no_grad(false);
+  return forward_data(x, *plan);
+}
 
 Tensor apply_primitive(const Tensor& x, c10::intrusive_ptr<Plan> plan) {
   if (core::is_noop(plan->call) && !plan->out_dtype && !plan->op_dtype)
     return x;
   if (core::is_noop(plan->call))
     return x.to(plan->out_dtype.value_or(x.scalar_type()));
-  return CollectiveFunction::apply(x, std::move(plan));
+  return apply_plan(x, std::move(plan));
 }
 
 CollectiveCall make_call(Collective op, PerAxisType src, PerAxisType dst,
@@ -746,7 +804,6 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
   if (auto prim = core::lower_to_primitive(call)) {
     auto plan = c10::make_intrusive<Plan>();
     plan->call = *prim;
-    plan->what = core::to_string(op);
     plan->user_op = op;
     plan->check = group.check_collectives;
     plan->axis = group.name;
@@ -778,7 +835,7 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
       }
     }
     const bool inplace = plan->call.inplace;
-    y = CollectiveFunction::apply(x, std::move(plan));
+    y = apply_plan(x, std::move(plan));
     // In place: the result is x itself (autograd may hand back an alias).
     if (inplace) y = x;
   } else {
