@@ -687,6 +687,16 @@ Tensor forward_data(const Tensor& x, Plan& plan) {
 
 Tensor apply_primitive(const Tensor& x, c10::intrusive_ptr<Plan> plan);
 
+// Primitives whose kernel returns its input (run_kernel): reinterpret, and
+// convert between R and I.
+bool identity_on_data(const CollectiveCall& c) {
+  auto ri = [](PerAxisType t) {
+    return t.kind == TypeKind::Replicate || t.kind == TypeKind::Invariant;
+  };
+  return c.op == Collective::Reinterpret ||
+         (c.op == Collective::Convert && ri(c.src) && ri(c.dst));
+}
+
 // One autograd node per primitive call; backward is the dual (spec §7.13).
 class CollectiveFunction
     : public torch::autograd::Function<CollectiveFunction> {
@@ -708,6 +718,16 @@ class CollectiveFunction
     if (!g.defined()) return {Tensor(), Tensor()};
     std::vector<CollectiveCall> steps = core::backward_of(plan->call);
     for (size_t k = 0; k < steps.size(); ++k) {
+      // A dual that is the identity on data (the dual of all_reduce(P, I)
+      // is convert(I, R); of reinterpret(V, P), reinterpret(R, V)) in the
+      // gradient's dtype, where no graph is recorded: forward_data would
+      // return an alias of g. g itself serves, without building a plan.
+      const bool last = k + 1 == steps.size();
+      if (identity_on_data(steps[k]) && !at::GradMode::is_enabled() &&
+          !plan->backward.op_dtype &&
+          (!last || plan->backward.out_dtype.value_or(in_dtype) ==
+                        g.scalar_type()))
+        continue;
       auto dual = c10::make_intrusive<Plan>(*plan);
       dual->call = std::move(steps[k]);
       dual->user_op = dual->call.op;
@@ -715,8 +735,7 @@ class CollectiveFunction
       dual->op_dtype = plan->backward.op_dtype;
       // The gradient comes back in the input's dtype unless told otherwise.
       dual->out_dtype =
-          k + 1 == steps.size()
-              ? std::optional(plan->backward.out_dtype.value_or(in_dtype))
+          last ? std::optional(plan->backward.out_dtype.value_or(in_dtype))
               : std::nullopt;
       dual->backward = plan->backward.backward_options
                            ? *plan->backward.backward_options
