@@ -24,6 +24,8 @@
 #include <spmd/mesh.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 
@@ -299,12 +301,59 @@ void check_backend_support(const Tensor& x, const Plan& p) {
   }
 }
 
+// The room for data in the check's messages on each process group
+// (detail::grown_room). All ranks of a group hold the same value: it starts
+// at detail::kInlineBytes and changes only after a check that every rank
+// passed, from values of that check. A group is held weakly: its address
+// is not reused while its entry exists, and an entry of a destroyed group
+// is dropped.
+class InlineRoom {
+ public:
+  static int64_t get(const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
+    std::lock_guard<std::mutex> lock(mu());
+    for (const Entry& e : entries())
+      if (e.group._unsafe_get_target() == pg.get()) return e.room;
+    return detail::kInlineBytes;
+  }
+  static void set(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                  int64_t room) {
+    std::lock_guard<std::mutex> lock(mu());
+    auto& all = entries();
+    all.erase(std::remove_if(all.begin(), all.end(),
+                             [](const Entry& e) { return e.group.expired(); }),
+              all.end());
+    for (Entry& e : all) {
+      if (e.group._unsafe_get_target() == pg.get()) {
+        e.room = room;
+        return;
+      }
+    }
+    all.push_back({c10::weak_intrusive_ptr<c10d::ProcessGroup>(pg), room});
+  }
+
+ private:
+  struct Entry {
+    c10::weak_intrusive_ptr<c10d::ProcessGroup> group;
+    int64_t room;
+  };
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<Entry>& entries() {
+    static std::vector<Entry> e;
+    return e;
+  }
+};
+
 // Runs the checks before a communicating primitive on n > 1 ranks. Returns
 // every rank's extent along the uneven shard dim (uneven all_gather), or
-// nothing. `payload` (see detail::check_signatures) travels with the check;
-// `*gathered` is left undefined when no check ran.
+// nothing. `wanted` (inline_candidate) is the bytes of x that could travel
+// with the check, or -1; when they fit the group's room, they do, and
+// `*gathered` receives every rank's x as rows (see
+// detail::check_signatures); it is left undefined otherwise.
 std::vector<int64_t> preflight(const Tensor& x, const Plan& p,
-                               const Tensor& payload = Tensor(),
+                               int64_t wanted = -1,
                                Tensor* gathered = nullptr) {
   std::vector<int64_t> extents;
   // The fake backend has no peers to disagree with.
@@ -332,8 +381,14 @@ std::vector<int64_t> preflight(const Tensor& x, const Plan& p,
     if (c.op == Collective::AllToAll && uneven_a2a && x.dim() > 0)
       sig.free_dim = 0;
     auto exchange = exchange_of(x, p);
-    extents =
-        detail::check_signatures(sig, site_of(p), exchange, payload, gathered);
+    const int64_t room = InlineRoom::get(p.pg);
+    Tensor payload;
+    if (wanted >= 0 && wanted <= room && gathered) payload = x.contiguous();
+    extents = detail::check_signatures(sig, site_of(p), exchange, room, payload,
+                                       gathered);
+    // Every rank passed the same check: the next message's room follows.
+    const int64_t next = detail::grown_room(room, wanted, p.n);
+    if (next != room) InlineRoom::set(p.pg, next);
     if (c.op == Collective::AllToAll && uneven_a2a && x.dim() > 0) {
       auto even = std::vector<int64_t>(p.n, x.size(0) / p.n);
       detail::check_all_to_all_rows(
@@ -368,18 +423,21 @@ Tensor all_reduce_kernel(const Tensor& x, bool owned, const Plan& p) {
   return y;
 }
 
+// `stacked`, when defined, is what gather_stacked would return (the data
+// travelled with the consistency check).
 Tensor all_gather_kernel(const Tensor& x, const Plan& p,
-                         const std::vector<int64_t>& extents) {
+                         const std::vector<int64_t>& extents,
+                         const Tensor& stacked = Tensor()) {
   const CollectiveCall& c = p.call;
   if (!c.src.is_shard()) {  // V: stack on gather_dim
     int64_t g =
         wrap_dim(c.gather_dim.value_or(0), x.dim() + 1, p, "gather_dim");
-    Tensor out = gather_stacked(x, p);
+    Tensor out = stacked.defined() ? stacked : gather_stacked(x, p);
     return g == 0 ? out : out.movedim(0, g).contiguous();
   }
   const int64_t i = shard_dim(c.src);
   if (c.split_sizes.empty()) {  // S(i): concatenate on i
-    Tensor out = gather_stacked(x, p);
+    Tensor out = stacked.defined() ? stacked : gather_stacked(x, p);
     if (i == 0) return out.flatten(0, 1);
     return out.movedim(0, i).flatten(i, i + 1);
   }
@@ -576,43 +634,104 @@ Tensor local_split_kernel(const Tensor& x, const Plan& p) {
   return x.narrow(i, start, sizes[p.r]).clone(at::MemoryFormat::Contiguous);
 }
 
-// Whether an all_reduce can travel inside the consistency check's message
-// (detail::kInlineBytes): a small CPU tensor of a dtype whose sum in rank
-// order is what Gloo computes up to rounding, on a Gloo group. The decision
-// depends only on what every rank checks (op, dtype, device, shape) and on
-// settings every rank shares, so all ranks take the same path.
-bool inline_all_reduce(const Tensor& x, const Plan& p) {
-  if (p.call.op != Collective::AllReduce || !p.check || !x.is_cpu() ||
+// The bytes of x that can travel inside the consistency check's message
+// (detail::check_signatures), or -1: on a Gloo group with the check on, a
+// CPU tensor for
+//   * all_reduce, of a dtype whose sum in rank order is what Gloo computes
+//     up to rounding;
+//   * all_gather of V or of even S(i) shards;
+//   * reduce_scatter to V or to even S(i) shards (Gloo's takes one
+//     all_to_all and a local sum: the same sum in the same order).
+// The decision depends only on what every rank checks (op, src, dst, dims,
+// split sizes, dtype, device, shape) and on settings every rank shares, so
+// all ranks take the same path. A shape the kernel rejects gives -1: the
+// kernel reports it.
+int64_t inline_candidate(const Tensor& x, const Plan& p) {
+  const CollectiveCall& c = p.call;
+  if (!p.check || !x.is_cpu() ||
       p.pg->getBackendType() != c10d::ProcessGroup::BackendType::GLOO)
-    return false;
-  const auto t = x.scalar_type();
-  return (t == at::kFloat || t == at::kDouble || t == at::kInt ||
-          t == at::kLong) &&
-         static_cast<int64_t>(x.nbytes()) <= detail::kInlineBytes;
+    return -1;
+  const int64_t bytes = static_cast<int64_t>(x.nbytes());
+  switch (c.op) {
+    case Collective::AllReduce: {
+      const auto t = x.scalar_type();
+      return t == at::kFloat || t == at::kDouble || t == at::kInt ||
+                     t == at::kLong
+                 ? bytes
+                 : -1;
+    }
+    case Collective::AllGather:
+      return c.split_sizes.empty() ? bytes : -1;
+    case Collective::ReduceScatter: {
+      if (!c.split_sizes.empty() || compat::has_native_reduce_scatter(*p.pg) ||
+          x.dim() == 0)
+        return -1;
+      if (c.dst.is_shard()) {
+        const int64_t i = shard_dim(c.dst);
+        return i >= 0 && i < x.dim() && x.size(i) % p.n == 0 ? bytes : -1;
+      }
+      const int64_t d = c.scatter_dim.value_or(0);
+      if (d < -x.dim() || d >= x.dim()) return -1;
+      return x.size(d < 0 ? d + x.dim() : d) == p.n ? bytes : -1;
+    }
+    default:
+      return -1;
+  }
+}
+
+// The result of a collective whose data travelled with the check: `rows`
+// holds every rank's x ([n, x.numel()], row s from rank s). Every rank
+// computes from the same rows what the communicating kernel gives.
+Tensor from_rows(const Tensor& x, const Tensor& rows, const Plan& p) {
+  std::vector<int64_t> shape{p.n};
+  shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
+  Tensor stacked = rows.view(shape);  // [n, *x.shape], as gather_stacked
+  const CollectiveCall& c = p.call;
+  switch (c.op) {
+    case Collective::AllReduce: {
+      // Summed in rank order into a fresh tensor, not a view (gradients
+      // assigned from it must be detachable in place).
+      Tensor sum = stacked.sum(0, /*keepdim=*/false, x.scalar_type());
+      if (!c.inplace) return sum;
+      x.copy_(sum);
+      return x;
+    }
+    case Collective::AllGather:
+      return all_gather_kernel(x, p, {}, stacked);
+    case Collective::ReduceScatter: {
+      // Every rank's piece r, laid out as the all_to_all delivers them
+      // ([n, piece], contiguous), summed over dim 0 (reduce_scatter_pieces).
+      Tensor pieces;
+      if (c.dst.is_shard()) {
+        const int64_t i = shard_dim(c.dst), len = x.size(i) / p.n;
+        pieces = stacked.narrow(i + 1, p.r * len, len);
+      } else {
+        const int64_t d = c.scatter_dim.value_or(0);
+        pieces = stacked.select(d < 0 ? d + x.dim() + 1 : d + 1, p.r);
+      }
+      Tensor flat = pieces.contiguous().view({p.n, -1});
+      return flat.sum(0).view(pieces.sizes().slice(1));
+    }
+    default:
+      throw UsageError(std::string("internal: ") + core::to_string(c.op) +
+                       " does not travel with the check");
+  }
 }
 
 Tensor run_kernel(const Tensor& x_op, bool owned, const Plan& p) {
   std::vector<int64_t> extents;
   if (p.n > 1 && communicates(p.call.op)) {
-    if (inline_all_reduce(x_op, p)) {
-      // One round trip: the check's message carries every rank's data, and
-      // every rank sums the same rows in rank order (identical results).
-      Tensor mine = x_op.contiguous(), rows;
-      preflight(x_op, p, mine, &rows);
-      if (rows.defined()) {
-        // Summed into a fresh tensor, not a view (gradients assigned from
-        // it must be detachable in place).
-        std::vector<int64_t> shape{p.n};
-        shape.insert(shape.end(), x_op.sizes().begin(), x_op.sizes().end());
-        Tensor sum =
-            rows.view(shape).sum(0, /*keepdim=*/false, x_op.scalar_type());
-        if (!p.call.inplace) return sum;
-        x_op.copy_(sum);
-        return x_op;
-      }
-      return all_reduce_kernel(x_op, owned, p);  // the fake backend
+    const int64_t wanted = inline_candidate(x_op, p);
+    if (wanted >= 0) {
+      // One round trip when x fits the room: the check's message carries
+      // every rank's data. Otherwise (or on the fake backend, which runs no
+      // check) the kernel communicates as usual.
+      Tensor rows;
+      extents = preflight(x_op, p, wanted, &rows);
+      if (rows.defined()) return from_rows(x_op, rows, p);
+    } else {
+      extents = preflight(x_op, p);
     }
-    extents = preflight(x_op, p);
   }
   switch (p.call.op) {
     case Collective::AllReduce:
@@ -725,8 +844,8 @@ class CollectiveFunction
       const bool last = k + 1 == steps.size();
       if (identity_on_data(steps[k]) && !at::GradMode::is_enabled() &&
           !plan->backward.op_dtype &&
-          (!last || plan->backward.out_dtype.value_or(in_dtype) ==
-                        g.scalar_type()))
+          (!last ||
+           plan->backward.out_dtype.value_or(in_dtype) == g.scalar_type()))
         continue;
       auto dual = c10::make_intrusive<Plan>(*plan);
       dual->call = std::move(steps[k]);
@@ -736,7 +855,7 @@ class CollectiveFunction
       // The gradient comes back in the input's dtype unless told otherwise.
       dual->out_dtype =
           last ? std::optional(plan->backward.out_dtype.value_or(in_dtype))
-              : std::nullopt;
+               : std::nullopt;
       dual->backward = plan->backward.backward_options
                            ? *plan->backward.backward_options
                            : BackwardOptions{};
