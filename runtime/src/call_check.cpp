@@ -200,16 +200,25 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
   if (room < 0 || room % 8 != 0)
     throw std::logic_error("check_signatures: room is not a multiple of 8");
   const int64_t frame = kSlots + room / 8;  // int64 words per rank
-  std::vector<int64_t> row = encode(mine);
-  row.resize(frame, 0);
   const int64_t payload_bytes =
       payload.defined() ? static_cast<int64_t>(payload.nbytes()) : 0;
   if (payload_bytes > room || (payload.defined() && !gathered))
     throw std::logic_error("check_signatures: payload too large or unused");
+  // The message is built in a buffer that this thread reuses while the
+  // room stays the same (the exchange is synchronous): zeroed once when
+  // allocated, so the room after the payload holds zeros or bytes of this
+  // job's earlier payloads, never uninitialised memory; no peer reads it.
+  thread_local at::Tensor buffer;
+  // (A buffer still held elsewhere, by a failed exchange's work, is left
+  // to it.)
+  if (!buffer.defined() || buffer.numel() != frame || buffer.use_count() > 1)
+    buffer = at::zeros({frame}, at::kLong);
+  const std::vector<int64_t> row = encode(mine);
+  int64_t* words = buffer.mutable_data_ptr<int64_t>();
+  std::memcpy(words, row.data(), kSlots * sizeof(int64_t));
   if (payload_bytes > 0)
-    std::memcpy(row.data() + kSlots, payload.const_data_ptr(), payload_bytes);
-  at::Tensor local = at::tensor(row, at::kLong);
-  at::Tensor all = exchange(local).contiguous();
+    std::memcpy(words + kSlots, payload.const_data_ptr(), payload_bytes);
+  at::Tensor all = exchange(buffer).contiguous();
   const int64_t* rows = all.const_data_ptr<int64_t>();
   auto row_of = [&](int64_t s) { return rows + s * frame; };
 
@@ -255,11 +264,12 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
     for (int64_t s = 0; s < site.n; ++s)
       extents.push_back(row_of(s)[kFreeExtent]);
   if (payload.defined()) {
-    // Every rank's data: the same dtype and shape as ours (checked above).
-    at::Tensor bytes =
-        all.view(at::kByte).narrow(1, kSlots * 8, payload_bytes).contiguous();
-    *gathered =
-        bytes.view(payload.scalar_type()).view({site.n, payload.numel()});
+    // Every rank's data: the same dtype and shape as ours (checked above),
+    // as a view of the received rows (no copy).
+    *gathered = all.narrow(1, kSlots, (payload_bytes + 7) / 8)
+                    .view(at::kByte)
+                    .narrow(1, 0, payload_bytes)
+                    .view(payload.scalar_type());
   }
   return extents;
 }

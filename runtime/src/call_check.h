@@ -82,7 +82,8 @@ int64_t grown_room(int64_t room, int64_t wanted, int64_t n);
 /// message's room for data. `payload`, when defined, is a contiguous CPU
 /// tensor of at most `room` bytes sent along with the signature; then
 /// `*gathered` receives every rank's payload once the signatures agree: [n,
-/// payload.numel()] of payload's dtype, row s from rank s.
+/// payload.numel()] of payload's dtype, row s from rank s (a view of the
+/// received message, each row contiguous, the rows not adjacent).
 std::vector<int64_t> check_signatures(const CallSignature& mine,
                                       const CallSite& site,
                                       const Exchange& exchange,

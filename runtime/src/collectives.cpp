@@ -185,10 +185,9 @@ Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
 // reduce_scatter_pieces of the n even dim-0 pieces of a contiguous `whole`,
 // each of shape `piece_shape`, without building the pieces as tensors (the
 // common case: a sequence-parallel reduce-scatter of a contiguous product).
+// Only on n > 1 ranks of a group without a native reduce_scatter.
 Tensor reduce_scatter_whole(const Tensor& whole, at::IntArrayRef piece_shape,
                             const Plan& p) {
-  if (p.n == 1 || compat::has_native_reduce_scatter(*p.pg))
-    return reduce_scatter_pieces(whole.chunk(p.n, 0), p, whole);
   const int64_t piece = whole.numel() / p.n;
   Tensor input = whole.view({-1});
   Tensor output = at::empty({p.n * piece}, whole.options());
@@ -477,6 +476,7 @@ Tensor all_gather_kernel(const Tensor& x, const Plan& p,
 
 Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
   const CollectiveCall& c = p.call;
+  const bool whole_path = p.n > 1 && !compat::has_native_reduce_scatter(*p.pg);
   if (!c.dst.is_shard()) {  // V: unbind scatter_dim
     if (x.dim() == 0) shape_error(p, "a 0-d input cannot be scattered");
     int64_t d = wrap_dim(c.scatter_dim.value_or(0), x.dim(), p, "scatter_dim");
@@ -485,9 +485,10 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                          std::to_string(x.size(d)) +
                          " but must equal the group size " +
                          std::to_string(p.n) + " (V unbinds it)");
-    if (d == 0 && x.is_contiguous())
+    if (d == 0 && x.is_contiguous() && whole_path)
       return reduce_scatter_whole(x, x.sizes().slice(1), p);
-    return reduce_scatter_pieces(x.unbind(d), p);
+    return reduce_scatter_pieces(x.unbind(d), p,
+                                 d == 0 && x.is_contiguous() ? x : Tensor());
   }
   const int64_t i = shard_dim(c.dst);
   if (c.split_sizes.empty()) {
@@ -497,12 +498,13 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                          " must be a multiple of group_size " +
                          std::to_string(p.n) +
                          "); pass split_sizes for uneven shards");
-    if (i == 0 && x.is_contiguous()) {
+    if (i == 0 && x.is_contiguous() && whole_path) {
       std::vector<int64_t> piece = x.sizes().vec();
       piece[0] /= p.n;
       return reduce_scatter_whole(x, piece, p);
     }
-    return reduce_scatter_pieces(x.chunk(p.n, i), p);
+    return reduce_scatter_pieces(x.chunk(p.n, i), p,
+                                 i == 0 && x.is_contiguous() ? x : Tensor());
   }
   auto sizes = to_i64(c.split_sizes);
   if (static_cast<int64_t>(sizes.size()) != p.n)
@@ -697,7 +699,7 @@ Tensor from_rows(const Tensor& x, const Tensor& rows, const Plan& p) {
       return x;
     }
     case Collective::AllGather:
-      return all_gather_kernel(x, p, {}, stacked);
+      return all_gather_kernel(x, p, {}, stacked.contiguous());
     case Collective::ReduceScatter: {
       // Every rank's piece r, laid out as the all_to_all delivers them
       // ([n, piece], contiguous), summed over dim 0 (reduce_scatter_pieces).
