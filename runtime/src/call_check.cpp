@@ -204,21 +204,27 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
       payload.defined() ? static_cast<int64_t>(payload.nbytes()) : 0;
   if (payload_bytes > room || (payload.defined() && !gathered))
     throw std::logic_error("check_signatures: payload too large or unused");
-  // The message is built in a buffer that this thread reuses while the
-  // room stays the same (the exchange is synchronous): zeroed once when
-  // allocated, so the room after the payload holds zeros or bytes of this
-  // job's earlier payloads, never uninitialised memory; no peer reads it.
-  thread_local at::Tensor buffer;
-  // (A buffer still held elsewhere, by a failed exchange's work, is left
-  // to it.)
-  if (!buffer.defined() || buffer.numel() != frame || buffer.use_count() > 1)
-    buffer = at::zeros({frame}, at::kLong);
+  // The message is built in a buffer of its size that this thread reuses
+  // (groups of different rooms alternate): zeroed once when allocated, so
+  // the room after the payload holds zeros or bytes of this job's earlier
+  // payloads, never uninitialised memory; no peer reads it. The exchange
+  // is synchronous: once it returned, the buffer is free again; after a
+  // failed one (a work may still hold it) it is left to that work.
+  thread_local std::map<int64_t, at::Tensor> buffers;
+  at::Tensor& buffer = buffers[frame];
+  if (!buffer.defined()) buffer = at::zeros({frame}, at::kLong);
   const std::vector<int64_t> row = encode(mine);
   int64_t* words = buffer.mutable_data_ptr<int64_t>();
   std::memcpy(words, row.data(), kSlots * sizeof(int64_t));
   if (payload_bytes > 0)
     std::memcpy(words + kSlots, payload.const_data_ptr(), payload_bytes);
-  at::Tensor all = exchange(buffer).contiguous();
+  at::Tensor all;
+  try {
+    all = exchange(buffer).contiguous();
+  } catch (...) {
+    buffer = at::Tensor();
+    throw;
+  }
   const int64_t* rows = all.const_data_ptr<int64_t>();
   auto row_of = [&](int64_t s) { return rows + s * frame; };
 
