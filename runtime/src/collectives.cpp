@@ -238,6 +238,13 @@ detail::Exchange exchange_of(const Tensor& x, const Plan& p) {
         p.pg->getBackendType() == c10d::ProcessGroup::BackendType::NCCL;
     Tensor in =
         nccl ? row.to(x.is_cuda() ? x.device() : at::Device(at::kCUDA)) : row;
+    if (!nccl) {
+      // Into one flat buffer: no per-rank views of it to build.
+      Tensor flat = at::empty({p.n * in.numel()}, in.options());
+      wait(p, "allgather (consistency check)",
+           [&] { return p.pg->_allgather_base(flat, in); });
+      return flat.view({p.n, in.numel()});
+    }
     Tensor out = at::empty({p.n, in.numel()}, in.options());
     std::vector<std::vector<Tensor>> outs{out.unbind(0)};
     std::vector<Tensor> ins{in};
