@@ -25,6 +25,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -52,7 +53,8 @@ struct Plan : torch::CustomClassHolder {
   // for an error or a checked call, never on the fast path.
   c10::intrusive_ptr<Plan> backward_of;
   std::string axis;
-  std::string mesh;
+  // The mesh's printed name (messages only), shared between calls.
+  std::shared_ptr<const std::string> mesh;
   int64_t n = 1;
   int64_t r = 0;
   c10::intrusive_ptr<c10d::ProcessGroup> pg;
@@ -98,7 +100,7 @@ void wait(const Plan& p, const char* primitive,
     std::ostringstream os;
     os << where(p) << ": c10d " << primitive
        << " rejected the call before communicating (rank " << p.r << " of "
-       << p.n << " on the axis, " << p.mesh
+       << p.n << " on the axis, " << *p.mesh
        << "). c10d said: " << detail::error_text(e);
     throw CollectiveError(os.str());
   }
@@ -107,7 +109,7 @@ void wait(const Plan& p, const char* primitive,
   } catch (const std::exception& e) {
     std::ostringstream os;
     os << where(p) << " failed in c10d " << primitive << " (rank " << p.r
-       << " of " << p.n << " on the axis, " << p.mesh
+       << " of " << p.n << " on the axis, " << *p.mesh
        << "): a peer did not arrive within the timeout of " << p.timeout.count()
        << " ms, exited, or the connection broke; every rank of the axis must "
           "call the same collectives in the same order. c10d said: "
@@ -227,7 +229,7 @@ bool communicates(Collective op) {
 }
 
 detail::CallSite site_of(const Plan& p) {
-  return {p.what(), p.axis, p.mesh, p.n, p.r};
+  return {p.what(), p.axis, *p.mesh, p.n, p.r};
 }
 
 // The all-gather of a small int64 row that the checks exchange.
@@ -918,6 +920,14 @@ CollectiveCall make_call(Collective op, PerAxisType src, PerAxisType dst,
   return c;
 }
 
+// `name` as a shared string: the one of this thread's last call when equal
+// (one mesh at a time, usually), so that a call copies no string.
+std::shared_ptr<const std::string> shared_name(const std::string& name) {
+  thread_local std::shared_ptr<const std::string> last;
+  if (!last || *last != name) last = std::make_shared<const std::string>(name);
+  return last;
+}
+
 bool is_composed_reinterpret(const CollectiveCall& c) {
   return c.op == Collective::Reinterpret && c.src == types::I &&
          (c.dst == types::V || c.dst == types::P);
@@ -931,7 +941,8 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
   CollectiveCall call = make_call(op, src, dst, options);
   // reinterpret rejects S(i) before anything else (§7.7); the other ops
   // resolve negative shard dims against x.ndim first.
-  if (op != Collective::Reinterpret)
+  // (Nothing to resolve without a shard dim.)
+  if (op != Collective::Reinterpret && (src.is_shard() || dst.is_shard()))
     call = value_or_throw(core::resolve(call, x.dim()));
   value_or_throw(core::check_arguments(call));
   if (is_composed_reinterpret(call) && options.backward.backward_options)
@@ -950,11 +961,11 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
   Tensor y;
   if (auto prim = core::lower_to_primitive(call)) {
     auto plan = c10::make_intrusive<Plan>();
-    plan->call = *prim;
+    plan->call = std::move(*prim);
     plan->user_op = op;
     plan->check = group.check_collectives;
     plan->axis = group.name;
-    plan->mesh = group.mesh;
+    plan->mesh = shared_name(group.mesh);
     plan->n = group.size;
     plan->r = group.local_rank;
     plan->pg = group.group;
@@ -966,8 +977,8 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
     // Reduced-precision guard (§7.10): a backward that reduces in less than
     // 32 bits must be asked for explicitly.
     if (x.requires_grad() && at::GradMode::is_enabled() &&
-        core::backward_reduces(*prim) && !options.backward.op_dtype) {
-      auto [op_t, out_t] = resolve_dtypes(*prim, x.scalar_type(),
+        core::backward_reduces(plan->call) && !options.backward.op_dtype) {
+      auto [op_t, out_t] = resolve_dtypes(plan->call, x.scalar_type(),
                                           options.op_dtype, options.out_dtype);
       const int narrowest =
           std::min({bits(op_t), bits(out_t), bits(x.scalar_type())});
