@@ -188,8 +188,10 @@ struct Model {
   }
 
   // Not inlined, so that a profile can single it out (callgrind
-  // --toggle-collect, as gpt::Trainer::train_step on the typed side).
-  __attribute__((noinline)) double step(const gpt::Batch& b) {
+  // --toggle-collect, as gpt::Trainer::train_step on the typed side). Returns
+  // this rank's loss term; the caller sums it over dp, as gpt_train does
+  // outside train_step.
+  __attribute__((noinline)) Tensor step(const gpt::Batch& b) {
     adamw->zero_grad();
     Tensor l = loss(b);
     l.backward();
@@ -208,7 +210,7 @@ struct Model {
     Tensor scale = (c.max_norm / (norm + 1e-6)).clamp_max(1.0);
     for (auto& [name, t] : p) t.mutable_grad().mul_(scale);
     adamw->step();
-    return all_reduce_sum(l.detach(), dp_pg).item<double>();
+    return l.detach();
   }
 };
 
@@ -260,7 +262,7 @@ int run(int argc, char** argv) {
   for (int step = 1; step <= c.steps; ++step) {
     gpt::Batch mine = gpt::local_batch(gpt::train_batch(corpus, c, step), m.s);
     auto t0 = std::chrono::steady_clock::now();
-    loss = m.step(mine);
+    loss = all_reduce_sum(m.step(mine), m.dp_pg).item<double>();
     // As gpt_train: the first step is not timed unless it is the only one.
     if (step > 1 || c.steps == 1)
       seconds +=

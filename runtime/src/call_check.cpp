@@ -41,10 +41,8 @@ enum Slot : int64_t {
 
 // "SPMD" and a layout version: a peer that sends something else (an older
 // runtime, or one with the check off) is named as such.
-// Version 2: the message carries kInlineBytes of data after the slots.
+// Version 2: the message carries the group's room for data after the slots.
 constexpr int64_t kMagicValue = (int64_t{0x53504D44} << 8) | 2;
-constexpr int64_t kInlineWords = kInlineBytes / 8;
-constexpr int64_t kFrame = kSlots + kInlineWords;  // int64 words per rank
 
 uint64_t fnv1a(const std::vector<int64_t>& values,
                uint64_t h = 1469598103934665603ull) {
@@ -185,23 +183,50 @@ std::string describe_tensor(c10::ScalarType dtype, c10::DeviceType device,
   return os.str();
 }
 
+int64_t grown_room(int64_t room, int64_t wanted, int64_t n) {
+  int64_t most = kInlineBytes;
+  while (most * 2 * std::max<int64_t>(n, 1) <= kMaxInlineBytes) most *= 2;
+  if (wanted <= room || room >= most) return room;
+  int64_t grown = kInlineBytes;
+  while (grown < wanted && grown < most) grown *= 2;
+  return grown < wanted ? room : std::max(room, grown);
+}
+
 std::vector<int64_t> check_signatures(const CallSignature& mine,
                                       const CallSite& site,
-                                      const Exchange& exchange,
+                                      const Exchange& exchange, int64_t room,
                                       const at::Tensor& payload,
                                       at::Tensor* gathered) {
-  std::vector<int64_t> row = encode(mine);
-  row.resize(kFrame, 0);
+  if (room < 0 || room % 8 != 0)
+    throw std::logic_error("check_signatures: room is not a multiple of 8");
+  const int64_t frame = kSlots + room / 8;  // int64 words per rank
   const int64_t payload_bytes =
       payload.defined() ? static_cast<int64_t>(payload.nbytes()) : 0;
-  if (payload_bytes > kInlineBytes || (payload.defined() && !gathered))
+  if (payload_bytes > room || (payload.defined() && !gathered))
     throw std::logic_error("check_signatures: payload too large or unused");
+  // The message is built in a buffer of its size that this thread reuses
+  // (groups of different rooms alternate): zeroed once when allocated, so
+  // the room after the payload holds zeros or bytes of this job's earlier
+  // payloads, never uninitialised memory; no peer reads it. The exchange
+  // is synchronous: once it returned, the buffer is free again; after a
+  // failed one (a work may still hold it) it is left to that work.
+  thread_local std::map<int64_t, at::Tensor> buffers;
+  at::Tensor& buffer = buffers[frame];
+  if (!buffer.defined()) buffer = at::zeros({frame}, at::kLong);
+  const std::vector<int64_t> row = encode(mine);
+  int64_t* words = buffer.mutable_data_ptr<int64_t>();
+  std::memcpy(words, row.data(), kSlots * sizeof(int64_t));
   if (payload_bytes > 0)
-    std::memcpy(row.data() + kSlots, payload.const_data_ptr(), payload_bytes);
-  at::Tensor local = at::tensor(row, at::kLong);
-  at::Tensor all = exchange(local).contiguous();
+    std::memcpy(words + kSlots, payload.const_data_ptr(), payload_bytes);
+  at::Tensor all;
+  try {
+    all = exchange(buffer).contiguous();
+  } catch (...) {
+    buffer = at::Tensor();
+    throw;
+  }
   const int64_t* rows = all.const_data_ptr<int64_t>();
-  auto row_of = [&](int64_t s) { return rows + s * kFrame; };
+  auto row_of = [&](int64_t s) { return rows + s * frame; };
 
   bool agree = true;
   for (int64_t s = 0; s < site.n && agree; ++s)
@@ -245,11 +270,23 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
     for (int64_t s = 0; s < site.n; ++s)
       extents.push_back(row_of(s)[kFreeExtent]);
   if (payload.defined()) {
-    // Every rank's data: the same dtype and shape as ours (checked above).
-    at::Tensor bytes =
-        all.view(at::kByte).narrow(1, kSlots * 8, payload_bytes).contiguous();
-    *gathered =
-        bytes.view(payload.scalar_type()).view({site.n, payload.numel()});
+    // Every rank's data: the same dtype and shape as ours (checked above),
+    // as a view of the received rows (no copy).
+    const int64_t esize = static_cast<int64_t>(payload.element_size());
+    if ((frame * 8) % esize == 0) {
+      // Built directly (ATen's view ops each cost more than the rest of
+      // this function); the deleter keeps the received rows alive.
+      auto* data = const_cast<int64_t*>(rows) + kSlots;
+      *gathered = at::from_blob(
+          data, {site.n, payload.numel()}, {frame * 8 / esize, 1},
+          [keep = all](void*) {}, all.options().dtype(payload.scalar_type()));
+    } else {
+      *gathered = all.narrow(1, kSlots, (payload_bytes + 7) / 8)
+                      .view(at::kByte)
+                      .narrow(1, 0, payload_bytes)
+                      .contiguous()
+                      .view(payload.scalar_type());
+    }
   }
   return extents;
 }

@@ -7,8 +7,10 @@
 // So every rank first all-gathers a small fixed-size description of its call
 // (op, src/dst, dtype, device, shape, dims and split sizes) and every rank
 // compares them; a mismatch becomes the same CollectiveError on every rank.
-// The message has room for kInlineBytes of data: a small all_reduce is
-// summed from it, so that it costs one round trip with the check, as without.
+// The message has room for data after the signature (at least kInlineBytes,
+// more on a group whose earlier calls wanted more, up to kMaxInlineBytes):
+// an all_reduce, all_gather or reduce_scatter whose input fits travels in
+// it, so that it costs one round trip with the check, as without.
 #ifndef SPMD_RUNTIME_CALL_CHECK_H
 #define SPMD_RUNTIME_CALL_CHECK_H
 
@@ -54,22 +56,38 @@ struct CallSite {
 /// axis: returns [n, len], row s from rank s.
 using Exchange = std::function<at::Tensor(const at::Tensor&)>;
 
-/// Bytes of data that the check's message carries after the signature
-/// (every message has this room, used or not, so that all ranks send the
-/// same size). An all_reduce of at most this many bytes travels in it and
-/// needs no second round trip (collectives.cpp).
+/// Bytes of data that the check's message carries after the signature at
+/// least (every message has the room of its group, used or not, so that all
+/// ranks send the same size). A collective whose input fits travels in it
+/// and needs no second round trip (collectives.cpp).
 constexpr int64_t kInlineBytes = 1024;
+
+/// The most room a message of a group of n ranks gets: kMaxInlineBytes / n
+/// rounded down to a power of two, at least kInlineBytes. Every rank
+/// receives n times the room.
+constexpr int64_t kMaxInlineBytes = 128 * 1024;
+
+/// The room of the next check on a group whose current room is `room` and
+/// whose last check (passed by every rank) described a collective that
+/// wanted to carry `wanted` bytes (-1: none): the smallest power of two that
+/// holds it, within the limits above, never less than `room`. A function of
+/// values every rank of the group agreed on, so the next message has the
+/// same size on all of them.
+int64_t grown_room(int64_t room, int64_t wanted, int64_t n);
 
 /// Exchanges the signatures; throws spmd::CollectiveError on every rank when
 /// any two differ (the message lists each distinct call with its ranks).
 /// Returns every rank's extent along free_dim (empty when free_dim < 0).
-/// `payload`, when defined, is a contiguous CPU tensor of at most
-/// kInlineBytes bytes sent along with the signature; then `*gathered`
-/// receives every rank's payload once the signatures agree: [n,
-/// payload.numel()] of payload's dtype, row s from rank s.
+/// `room` (a multiple of 8, the same on every rank of the group) is the
+/// message's room for data. `payload`, when defined, is a contiguous CPU
+/// tensor of at most `room` bytes sent along with the signature; then
+/// `*gathered` receives every rank's payload once the signatures agree: [n,
+/// payload.numel()] of payload's dtype, row s from rank s (a view of the
+/// received message, each row contiguous, the rows not adjacent).
 std::vector<int64_t> check_signatures(const CallSignature& mine,
                                       const CallSite& site,
                                       const Exchange& exchange,
+                                      int64_t room = kInlineBytes,
                                       const at::Tensor& payload = at::Tensor(),
                                       at::Tensor* gathered = nullptr);
 

@@ -24,6 +24,9 @@
 #include <spmd/mesh.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 
@@ -44,10 +47,14 @@ using torch::autograd::variable_list;
 // handle so that backward works after the mesh guard is gone.
 struct Plan : torch::CustomClassHolder {
   CollectiveCall call;  // a primitive: resolved, aliases and routing lowered
-  std::string what;     // user-facing name for messages ("all_gather")
   Collective user_op = Collective::AllReduce;  // what the user called
+  // The call whose backward this is (null in forward): messages name both.
+  // A pointer instead of a prebuilt string: the name is only spelled out
+  // for an error or a checked call, never on the fast path.
+  c10::intrusive_ptr<Plan> backward_of;
   std::string axis;
-  std::string mesh;
+  // The mesh's printed name (messages only), shared between calls.
+  std::shared_ptr<const std::string> mesh;
   int64_t n = 1;
   int64_t r = 0;
   c10::intrusive_ptr<c10d::ProcessGroup> pg;
@@ -55,17 +62,26 @@ struct Plan : torch::CustomClassHolder {
   std::optional<c10::ScalarType> op_dtype;
   std::optional<c10::ScalarType> out_dtype;
   BackwardOptions backward;
-  bool check = true;  // WorldOptions::check_collectives
+  bool check = true;                      // WorldOptions::check_collectives
+  c10::ScalarType in_dtype = at::kFloat;  // set by forward, for backward
+
+  // User-facing name for messages: "all_gather", or "reduce_scatter
+  // (backward of all_gather)".
+  std::string what() const {
+    std::string s = core::to_string(backward_of ? call.op : user_op);
+    if (backward_of) s += " (backward of " + backward_of->what() + ")";
+    return s;
+  }
 };
 
 [[noreturn]] void shape_error(const Plan& p, const std::string& detail) {
-  throw ShapeError(p.what + " on axis '" + p.axis + "' (group of " +
+  throw ShapeError(p.what() + " on axis '" + p.axis + "' (group of " +
                    std::to_string(p.n) + "): " + detail);
 }
 
 std::string where(const Plan& p) {
   std::ostringstream os;
-  os << p.what << " on axis '" << p.axis << "'";
+  os << p.what() << " on axis '" << p.axis << "'";
   return os.str();
 }
 
@@ -84,7 +100,7 @@ void wait(const Plan& p, const char* primitive,
     std::ostringstream os;
     os << where(p) << ": c10d " << primitive
        << " rejected the call before communicating (rank " << p.r << " of "
-       << p.n << " on the axis, " << p.mesh
+       << p.n << " on the axis, " << *p.mesh
        << "). c10d said: " << detail::error_text(e);
     throw CollectiveError(os.str());
   }
@@ -93,7 +109,7 @@ void wait(const Plan& p, const char* primitive,
   } catch (const std::exception& e) {
     std::ostringstream os;
     os << where(p) << " failed in c10d " << primitive << " (rank " << p.r
-       << " of " << p.n << " on the axis, " << p.mesh
+       << " of " << p.n << " on the axis, " << *p.mesh
        << "): a peer did not arrive within the timeout of " << p.timeout.count()
        << " ms, exited, or the connection broke; every rank of the axis must "
           "call the same collectives in the same order. c10d said: "
@@ -104,7 +120,7 @@ void wait(const Plan& p, const char* primitive,
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const Plan& p, const char* name) {
   if (dim < -ndim || dim >= ndim)
-    throw InvalidArgument(p.what + ": " + name + "=" + std::to_string(dim) +
+    throw InvalidArgument(p.what() + ": " + name + "=" + std::to_string(dim) +
                           " is out of range for a result with " +
                           std::to_string(ndim) + " dims");
   return dim < 0 ? dim + ndim : dim;
@@ -168,6 +184,22 @@ Tensor reduce_scatter_pieces(std::vector<Tensor> pieces, const Plan& p,
   return output.view({p.n, mine.numel()}).sum(0).view(mine.sizes());
 }
 
+// reduce_scatter_pieces of the n even dim-0 pieces of a contiguous `whole`,
+// each of shape `piece_shape`, without building the pieces as tensors (the
+// common case: a sequence-parallel reduce-scatter of a contiguous product).
+// Only on n > 1 ranks of a group without a native reduce_scatter.
+Tensor reduce_scatter_whole(const Tensor& whole, at::IntArrayRef piece_shape,
+                            const Plan& p) {
+  const int64_t piece = whole.numel() / p.n;
+  Tensor input = whole.view({-1});
+  Tensor output = at::empty({p.n * piece}, whole.options());
+  std::vector<int64_t> splits(p.n, piece);
+  wait(p, "all_to_all_single", [&] {
+    return compat::all_to_all_single(*p.pg, output, input, splits, splits);
+  });
+  return output.view({p.n, piece}).sum(0).view(piece_shape);
+}
+
 // The input split into n contiguous blocks along dim 0 is exchanged: block k
 // goes to rank k; the result holds the received blocks in rank order.
 Tensor exchange(const Tensor& x, std::vector<int64_t> out_rows,
@@ -197,7 +229,7 @@ bool communicates(Collective op) {
 }
 
 detail::CallSite site_of(const Plan& p) {
-  return {p.what, p.axis, p.mesh, p.n, p.r};
+  return {p.what(), p.axis, *p.mesh, p.n, p.r};
 }
 
 // The all-gather of a small int64 row that the checks exchange.
@@ -208,6 +240,13 @@ detail::Exchange exchange_of(const Tensor& x, const Plan& p) {
         p.pg->getBackendType() == c10d::ProcessGroup::BackendType::NCCL;
     Tensor in =
         nccl ? row.to(x.is_cuda() ? x.device() : at::Device(at::kCUDA)) : row;
+    if (!nccl) {
+      // Into one flat buffer: no per-rank views of it to build.
+      Tensor flat = at::empty({p.n * in.numel()}, in.options());
+      wait(p, "allgather (consistency check)",
+           [&] { return p.pg->_allgather_base(flat, in); });
+      return flat.view({p.n, in.numel()});
+    }
     Tensor out = at::empty({p.n, in.numel()}, in.options());
     std::vector<std::vector<Tensor>> outs{out.unbind(0)};
     std::vector<Tensor> ins{in};
@@ -270,12 +309,59 @@ void check_backend_support(const Tensor& x, const Plan& p) {
   }
 }
 
+// The room for data in the check's messages on each process group
+// (detail::grown_room). All ranks of a group hold the same value: it starts
+// at detail::kInlineBytes and changes only after a check that every rank
+// passed, from values of that check. A group is held weakly: its address
+// is not reused while its entry exists, and an entry of a destroyed group
+// is dropped.
+class InlineRoom {
+ public:
+  static int64_t get(const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
+    std::lock_guard<std::mutex> lock(mu());
+    for (const Entry& e : entries())
+      if (e.group._unsafe_get_target() == pg.get()) return e.room;
+    return detail::kInlineBytes;
+  }
+  static void set(const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+                  int64_t room) {
+    std::lock_guard<std::mutex> lock(mu());
+    auto& all = entries();
+    all.erase(std::remove_if(all.begin(), all.end(),
+                             [](const Entry& e) { return e.group.expired(); }),
+              all.end());
+    for (Entry& e : all) {
+      if (e.group._unsafe_get_target() == pg.get()) {
+        e.room = room;
+        return;
+      }
+    }
+    all.push_back({c10::weak_intrusive_ptr<c10d::ProcessGroup>(pg), room});
+  }
+
+ private:
+  struct Entry {
+    c10::weak_intrusive_ptr<c10d::ProcessGroup> group;
+    int64_t room;
+  };
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<Entry>& entries() {
+    static std::vector<Entry> e;
+    return e;
+  }
+};
+
 // Runs the checks before a communicating primitive on n > 1 ranks. Returns
 // every rank's extent along the uneven shard dim (uneven all_gather), or
-// nothing. `payload` (see detail::check_signatures) travels with the check;
-// `*gathered` is left undefined when no check ran.
+// nothing. `wanted` (inline_candidate) is the bytes of x that could travel
+// with the check, or -1; when they fit the group's room, they do, and
+// `*gathered` receives every rank's x as rows (see
+// detail::check_signatures); it is left undefined otherwise.
 std::vector<int64_t> preflight(const Tensor& x, const Plan& p,
-                               const Tensor& payload = Tensor(),
+                               int64_t wanted = -1,
                                Tensor* gathered = nullptr) {
   std::vector<int64_t> extents;
   // The fake backend has no peers to disagree with.
@@ -303,8 +389,14 @@ std::vector<int64_t> preflight(const Tensor& x, const Plan& p,
     if (c.op == Collective::AllToAll && uneven_a2a && x.dim() > 0)
       sig.free_dim = 0;
     auto exchange = exchange_of(x, p);
-    extents =
-        detail::check_signatures(sig, site_of(p), exchange, payload, gathered);
+    const int64_t room = InlineRoom::get(p.pg);
+    Tensor payload;
+    if (wanted >= 0 && wanted <= room && gathered) payload = x.contiguous();
+    extents = detail::check_signatures(sig, site_of(p), exchange, room, payload,
+                                       gathered);
+    // Every rank passed the same check: the next message's room follows.
+    const int64_t next = detail::grown_room(room, wanted, p.n);
+    if (next != room) InlineRoom::set(p.pg, next);
     if (c.op == Collective::AllToAll && uneven_a2a && x.dim() > 0) {
       auto even = std::vector<int64_t>(p.n, x.size(0) / p.n);
       detail::check_all_to_all_rows(
@@ -339,18 +431,21 @@ Tensor all_reduce_kernel(const Tensor& x, bool owned, const Plan& p) {
   return y;
 }
 
+// `stacked`, when defined, is what gather_stacked would return (the data
+// travelled with the consistency check).
 Tensor all_gather_kernel(const Tensor& x, const Plan& p,
-                         const std::vector<int64_t>& extents) {
+                         const std::vector<int64_t>& extents,
+                         const Tensor& stacked = Tensor()) {
   const CollectiveCall& c = p.call;
   if (!c.src.is_shard()) {  // V: stack on gather_dim
     int64_t g =
         wrap_dim(c.gather_dim.value_or(0), x.dim() + 1, p, "gather_dim");
-    Tensor out = gather_stacked(x, p);
+    Tensor out = stacked.defined() ? stacked : gather_stacked(x, p);
     return g == 0 ? out : out.movedim(0, g).contiguous();
   }
   const int64_t i = shard_dim(c.src);
   if (c.split_sizes.empty()) {  // S(i): concatenate on i
-    Tensor out = gather_stacked(x, p);
+    Tensor out = stacked.defined() ? stacked : gather_stacked(x, p);
     if (i == 0) return out.flatten(0, 1);
     return out.movedim(0, i).flatten(i, i + 1);
   }
@@ -390,6 +485,7 @@ Tensor all_gather_kernel(const Tensor& x, const Plan& p,
 
 Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
   const CollectiveCall& c = p.call;
+  const bool whole_path = p.n > 1 && !compat::has_native_reduce_scatter(*p.pg);
   if (!c.dst.is_shard()) {  // V: unbind scatter_dim
     if (x.dim() == 0) shape_error(p, "a 0-d input cannot be scattered");
     int64_t d = wrap_dim(c.scatter_dim.value_or(0), x.dim(), p, "scatter_dim");
@@ -398,6 +494,8 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                          std::to_string(x.size(d)) +
                          " but must equal the group size " +
                          std::to_string(p.n) + " (V unbinds it)");
+    if (d == 0 && x.is_contiguous() && whole_path)
+      return reduce_scatter_whole(x, x.sizes().slice(1), p);
     return reduce_scatter_pieces(x.unbind(d), p,
                                  d == 0 && x.is_contiguous() ? x : Tensor());
   }
@@ -409,6 +507,11 @@ Tensor reduce_scatter_kernel(const Tensor& x, const Plan& p) {
                          " must be a multiple of group_size " +
                          std::to_string(p.n) +
                          "); pass split_sizes for uneven shards");
+    if (i == 0 && x.is_contiguous() && whole_path) {
+      std::vector<int64_t> piece = x.sizes().vec();
+      piece[0] /= p.n;
+      return reduce_scatter_whole(x, piece, p);
+    }
     return reduce_scatter_pieces(x.chunk(p.n, i), p,
                                  i == 0 && x.is_contiguous() ? x : Tensor());
   }
@@ -469,7 +572,7 @@ Tensor all_to_all_kernel(const Tensor& x, const Plan& p) {
   // Shard kernel: split on split_dim, concatenate on concat.
   if (x.size(split_dim) % p.n != 0)
     throw InvalidArgument(
-        p.what + " on axis '" + p.axis + "': input dimension " +
+        p.what() + " on axis '" + p.axis + "': input dimension " +
         std::to_string(split_dim) + " (" + std::to_string(x.size(split_dim)) +
         ") is not evenly divisible by world_size " + std::to_string(p.n));
   Tensor out = exchange(x.movedim(split_dim, 0), {}, {}, p);
@@ -542,43 +645,104 @@ Tensor local_split_kernel(const Tensor& x, const Plan& p) {
   return x.narrow(i, start, sizes[p.r]).clone(at::MemoryFormat::Contiguous);
 }
 
-// Whether an all_reduce can travel inside the consistency check's message
-// (detail::kInlineBytes): a small CPU tensor of a dtype whose sum in rank
-// order is what Gloo computes up to rounding, on a Gloo group. The decision
-// depends only on what every rank checks (op, dtype, device, shape) and on
-// settings every rank shares, so all ranks take the same path.
-bool inline_all_reduce(const Tensor& x, const Plan& p) {
-  if (p.call.op != Collective::AllReduce || !p.check || !x.is_cpu() ||
+// The bytes of x that can travel inside the consistency check's message
+// (detail::check_signatures), or -1: on a Gloo group with the check on, a
+// CPU tensor for
+//   * all_reduce, of a dtype whose sum in rank order is what Gloo computes
+//     up to rounding;
+//   * all_gather of V or of even S(i) shards;
+//   * reduce_scatter to V or to even S(i) shards (Gloo's takes one
+//     all_to_all and a local sum: the same sum in the same order).
+// The decision depends only on what every rank checks (op, src, dst, dims,
+// split sizes, dtype, device, shape) and on settings every rank shares, so
+// all ranks take the same path. A shape the kernel rejects gives -1: the
+// kernel reports it.
+int64_t inline_candidate(const Tensor& x, const Plan& p) {
+  const CollectiveCall& c = p.call;
+  if (!p.check || !x.is_cpu() ||
       p.pg->getBackendType() != c10d::ProcessGroup::BackendType::GLOO)
-    return false;
-  const auto t = x.scalar_type();
-  return (t == at::kFloat || t == at::kDouble || t == at::kInt ||
-          t == at::kLong) &&
-         static_cast<int64_t>(x.nbytes()) <= detail::kInlineBytes;
+    return -1;
+  const int64_t bytes = static_cast<int64_t>(x.nbytes());
+  switch (c.op) {
+    case Collective::AllReduce: {
+      const auto t = x.scalar_type();
+      return t == at::kFloat || t == at::kDouble || t == at::kInt ||
+                     t == at::kLong
+                 ? bytes
+                 : -1;
+    }
+    case Collective::AllGather:
+      return c.split_sizes.empty() ? bytes : -1;
+    case Collective::ReduceScatter: {
+      if (!c.split_sizes.empty() || compat::has_native_reduce_scatter(*p.pg) ||
+          x.dim() == 0)
+        return -1;
+      if (c.dst.is_shard()) {
+        const int64_t i = shard_dim(c.dst);
+        return i >= 0 && i < x.dim() && x.size(i) % p.n == 0 ? bytes : -1;
+      }
+      const int64_t d = c.scatter_dim.value_or(0);
+      if (d < -x.dim() || d >= x.dim()) return -1;
+      return x.size(d < 0 ? d + x.dim() : d) == p.n ? bytes : -1;
+    }
+    default:
+      return -1;
+  }
+}
+
+// The result of a collective whose data travelled with the check: `rows`
+// holds every rank's x ([n, x.numel()], row s from rank s). Every rank
+// computes from the same rows what the communicating kernel gives.
+Tensor from_rows(const Tensor& x, const Tensor& rows, const Plan& p) {
+  std::vector<int64_t> shape{p.n};
+  shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
+  Tensor stacked = rows.view(shape);  // [n, *x.shape], as gather_stacked
+  const CollectiveCall& c = p.call;
+  switch (c.op) {
+    case Collective::AllReduce: {
+      // Summed in rank order into a fresh tensor, not a view (gradients
+      // assigned from it must be detachable in place).
+      Tensor sum = stacked.sum(0, /*keepdim=*/false, x.scalar_type());
+      if (!c.inplace) return sum;
+      x.copy_(sum);
+      return x;
+    }
+    case Collective::AllGather:
+      return all_gather_kernel(x, p, {}, stacked.contiguous());
+    case Collective::ReduceScatter: {
+      // Every rank's piece r, laid out as the all_to_all delivers them
+      // ([n, piece], contiguous), summed over dim 0 (reduce_scatter_pieces).
+      Tensor pieces;
+      if (c.dst.is_shard()) {
+        const int64_t i = shard_dim(c.dst), len = x.size(i) / p.n;
+        pieces = stacked.narrow(i + 1, p.r * len, len);
+      } else {
+        const int64_t d = c.scatter_dim.value_or(0);
+        pieces = stacked.select(d < 0 ? d + x.dim() + 1 : d + 1, p.r);
+      }
+      Tensor flat = pieces.contiguous().view({p.n, -1});
+      return flat.sum(0).view(pieces.sizes().slice(1));
+    }
+    default:
+      throw UsageError(std::string("internal: ") + core::to_string(c.op) +
+                       " does not travel with the check");
+  }
 }
 
 Tensor run_kernel(const Tensor& x_op, bool owned, const Plan& p) {
   std::vector<int64_t> extents;
   if (p.n > 1 && communicates(p.call.op)) {
-    if (inline_all_reduce(x_op, p)) {
-      // One round trip: the check's message carries every rank's data, and
-      // every rank sums the same rows in rank order (identical results).
-      Tensor mine = x_op.contiguous(), rows;
-      preflight(x_op, p, mine, &rows);
-      if (rows.defined()) {
-        // Summed into a fresh tensor, not a view (gradients assigned from
-        // it must be detachable in place).
-        std::vector<int64_t> shape{p.n};
-        shape.insert(shape.end(), x_op.sizes().begin(), x_op.sizes().end());
-        Tensor sum =
-            rows.view(shape).sum(0, /*keepdim=*/false, x_op.scalar_type());
-        if (!p.call.inplace) return sum;
-        x_op.copy_(sum);
-        return x_op;
-      }
-      return all_reduce_kernel(x_op, owned, p);  // the fake backend
+    const int64_t wanted = inline_candidate(x_op, p);
+    if (wanted >= 0) {
+      // One round trip when x fits the room: the check's message carries
+      // every rank's data. Otherwise (or on the fake backend, which runs no
+      // check) the kernel communicates as usual.
+      Tensor rows;
+      extents = preflight(x_op, p, wanted, &rows);
+      if (rows.defined()) return from_rows(x_op, rows, p);
+    } else {
+      extents = preflight(x_op, p);
     }
-    extents = preflight(x_op, p);
   }
   switch (p.call.op) {
     case Collective::AllReduce:
@@ -609,6 +773,7 @@ int bits(c10::ScalarType t) {
 std::pair<c10::ScalarType, c10::ScalarType> resolve_dtypes(
     const CollectiveCall& call, c10::ScalarType in,
     std::optional<c10::ScalarType> op, std::optional<c10::ScalarType> out) {
+  if (!op && !out) return {in, in};  // core::plan_dtypes: Input, Input
   CollectiveCall c = call;
   c.has_op_dtype = op.has_value();
   c.has_out_dtype = out.has_value();
@@ -628,7 +793,39 @@ std::pair<c10::ScalarType, c10::ScalarType> resolve_dtypes(
   return {pick(plan.op), pick(plan.out)};
 }
 
+// The forward of a primitive on data: the op dtype, the kernel, the out
+// dtype. Runs inside CollectiveFunction::forward, or directly when no graph
+// is recorded (see apply_plan).
+Tensor forward_data(const Tensor& x, Plan& plan) {
+  // The ATen ops a collective runs internally (clone, stack, zeros, ...)
+  // are not user ops: keep them away from the runtime checker's fallback.
+  c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
+  plan.in_dtype = x.scalar_type();
+  auto [op, out] =
+      resolve_dtypes(plan.call, x.scalar_type(), plan.op_dtype, plan.out_dtype);
+  Tensor x_op = x.scalar_type() == op ? x : x.to(op);
+  Tensor y = run_kernel(x_op, !x_op.is_same(x), plan);
+  if (y.scalar_type() != out) y = y.to(out);
+  // Identity on data (reinterpret, convert(I, R), ...): return an alias
+  // that is not the input itself (the checker's hook types the result
+  // without retyping the input) and not a view, so the result can later be
+  // modified in place (autograd forbids in-place ops on views created in a
+  // custom Function).
+  if (y.is_same(x) && !plan.call.inplace) y = x.detach();
+  return y;
+}
+
 Tensor apply_primitive(const Tensor& x, c10::intrusive_ptr<Plan> plan);
+
+// Primitives whose kernel returns its input (run_kernel): reinterpret, and
+// convert between R and I.
+bool identity_on_data(const CollectiveCall& c) {
+  auto ri = [](PerAxisType t) {
+    return t.kind == TypeKind::Replicate || t.kind == TypeKind::Invariant;
+  };
+  return c.op == Collective::Reinterpret ||
+         (c.op == Collective::Convert && ri(c.src) && ri(c.dst));
+}
 
 // One autograd node per primitive call; backward is the dual (spec §7.13).
 class CollectiveFunction
@@ -636,21 +833,9 @@ class CollectiveFunction
  public:
   static Tensor forward(AutogradContext* ctx, Tensor x,
                         c10::intrusive_ptr<Plan> plan) {
-    // The ATen ops a collective runs internally (clone, stack, zeros, ...)
-    // are not user ops: keep them away from the runtime checker's fallback.
-    c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
-    ctx->saved_data["plan"] = at::IValue::make_capsule(plan);
-    ctx->saved_data["in_dtype"] = x.scalar_type();
-    auto [op, out] = resolve_dtypes(plan->call, x.scalar_type(), plan->op_dtype,
-                                    plan->out_dtype);
-    Tensor x_op = x.scalar_type() == op ? x : x.to(op);
-    Tensor y = run_kernel(x_op, !x_op.is_same(x), *plan);
-    if (y.scalar_type() != out) y = y.to(out);
-    // Identity on data (reinterpret, convert(I, R), ...): return an alias
-    // that is not a view, so the result can later be modified in place
-    // (autograd forbids in-place ops on views created in a custom Function).
-    if (y.is_same(x) && !plan->call.inplace) y = x.detach();
+    Tensor y = forward_data(x, *plan);
     if (plan->call.inplace) ctx->mark_dirty({x});
+    ctx->saved_data["plan"] = at::IValue::make_capsule(std::move(plan));
     return y;
   }
 
@@ -658,37 +843,59 @@ class CollectiveFunction
     c10::impl::ExcludeDispatchKeyGuard no_typing(compat::kCheckerModeKey);
     auto plan = c10::static_intrusive_pointer_cast<Plan>(
         ctx->saved_data["plan"].toCapsule());
-    const auto in_dtype = ctx->saved_data["in_dtype"].toScalarType();
+    const auto in_dtype = plan->in_dtype;
     Tensor g = grads[0];
     if (!g.defined()) return {Tensor(), Tensor()};
     std::vector<CollectiveCall> steps = core::backward_of(plan->call);
     for (size_t k = 0; k < steps.size(); ++k) {
+      // A dual that is the identity on data (the dual of all_reduce(P, I)
+      // is convert(I, R); of reinterpret(V, P), reinterpret(R, V)) in the
+      // gradient's dtype, where no graph is recorded: forward_data would
+      // return an alias of g. g itself serves, without building a plan.
+      const bool last = k + 1 == steps.size();
+      if (identity_on_data(steps[k]) && !at::GradMode::is_enabled() &&
+          !plan->backward.op_dtype &&
+          (!last ||
+           plan->backward.out_dtype.value_or(in_dtype) == g.scalar_type()))
+        continue;
       auto dual = c10::make_intrusive<Plan>(*plan);
-      dual->call = steps[k];
-      dual->user_op = steps[k].op;
-      dual->what = std::string(core::to_string(steps[k].op)) +
-                   " (backward of " + plan->what + ")";
+      dual->call = std::move(steps[k]);
+      dual->user_op = dual->call.op;
+      dual->backward_of = plan;
       dual->op_dtype = plan->backward.op_dtype;
       // The gradient comes back in the input's dtype unless told otherwise.
       dual->out_dtype =
-          k + 1 == steps.size()
-              ? std::optional(plan->backward.out_dtype.value_or(in_dtype))
-              : std::nullopt;
+          last ? std::optional(plan->backward.out_dtype.value_or(in_dtype))
+               : std::nullopt;
       dual->backward = plan->backward.backward_options
                            ? *plan->backward.backward_options
                            : BackwardOptions{};
-      g = apply_primitive(g, dual);
+      g = apply_primitive(g, std::move(dual));
     }
     return {g, Tensor()};
   }
 };
+
+// Runs a primitive: as one autograd node when a graph is recorded (grad
+// mode on and x requires grad), else directly on the data. Without a graph
+// the node would record nothing: the optimizer step's all-reduces under
+// NoGradGuard and the duals that backward runs (grad mode is off in a
+// backward without create_graph) skip building and destroying it, as a
+// hand-written c10d program does.
+Tensor apply_plan(const Tensor& x, c10::intrusive_ptr<Plan> plan) {
+  if (at::GradMode::is_enabled() && x.requires_grad())
+    return CollectiveFunction::apply(x, std::move(plan));
+  // As inside a custom Function's forward: no graph for the internal ops.
+  at::AutoGradMode no_grad(false);
+  return forward_data(x, *plan);
+}
 
 Tensor apply_primitive(const Tensor& x, c10::intrusive_ptr<Plan> plan) {
   if (core::is_noop(plan->call) && !plan->out_dtype && !plan->op_dtype)
     return x;
   if (core::is_noop(plan->call))
     return x.to(plan->out_dtype.value_or(x.scalar_type()));
-  return CollectiveFunction::apply(x, std::move(plan));
+  return apply_plan(x, std::move(plan));
 }
 
 CollectiveCall make_call(Collective op, PerAxisType src, PerAxisType dst,
@@ -713,6 +920,14 @@ CollectiveCall make_call(Collective op, PerAxisType src, PerAxisType dst,
   return c;
 }
 
+// `name` as a shared string: the one of this thread's last call when equal
+// (one mesh at a time, usually), so that a call copies no string.
+std::shared_ptr<const std::string> shared_name(const std::string& name) {
+  thread_local std::shared_ptr<const std::string> last;
+  if (!last || *last != name) last = std::make_shared<const std::string>(name);
+  return last;
+}
+
 bool is_composed_reinterpret(const CollectiveCall& c) {
   return c.op == Collective::Reinterpret && c.src == types::I &&
          (c.dst == types::V || c.dst == types::P);
@@ -726,7 +941,8 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
   CollectiveCall call = make_call(op, src, dst, options);
   // reinterpret rejects S(i) before anything else (§7.7); the other ops
   // resolve negative shard dims against x.ndim first.
-  if (op != Collective::Reinterpret)
+  // (Nothing to resolve without a shard dim.)
+  if (op != Collective::Reinterpret && (src.is_shard() || dst.is_shard()))
     call = value_or_throw(core::resolve(call, x.dim()));
   value_or_throw(core::check_arguments(call));
   if (is_composed_reinterpret(call) && options.backward.backward_options)
@@ -745,12 +961,11 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
   Tensor y;
   if (auto prim = core::lower_to_primitive(call)) {
     auto plan = c10::make_intrusive<Plan>();
-    plan->call = *prim;
-    plan->what = core::to_string(op);
+    plan->call = std::move(*prim);
     plan->user_op = op;
     plan->check = group.check_collectives;
     plan->axis = group.name;
-    plan->mesh = group.mesh;
+    plan->mesh = shared_name(group.mesh);
     plan->n = group.size;
     plan->r = group.local_rank;
     plan->pg = group.group;
@@ -762,8 +977,8 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
     // Reduced-precision guard (§7.10): a backward that reduces in less than
     // 32 bits must be asked for explicitly.
     if (x.requires_grad() && at::GradMode::is_enabled() &&
-        core::backward_reduces(*prim) && !options.backward.op_dtype) {
-      auto [op_t, out_t] = resolve_dtypes(*prim, x.scalar_type(),
+        core::backward_reduces(plan->call) && !options.backward.op_dtype) {
+      auto [op_t, out_t] = resolve_dtypes(plan->call, x.scalar_type(),
                                           options.op_dtype, options.out_dtype);
       const int narrowest =
           std::min({bits(op_t), bits(out_t), bits(x.scalar_type())});
@@ -778,7 +993,7 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
       }
     }
     const bool inplace = plan->call.inplace;
-    y = CollectiveFunction::apply(x, std::move(plan));
+    y = apply_plan(x, std::move(plan));
     // In place: the result is x itself (autograd may hand back an alias).
     if (inplace) y = x;
   } else {

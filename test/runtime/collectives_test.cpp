@@ -792,6 +792,58 @@ TEST(Collectives2D, AllReduceAroundTheInlineSizeSumsEveryRank) {
   });
 }
 
+// all_gather and reduce_scatter travel inside the consistency check's
+// message when their input fits its room (1 KiB at first, then as much as
+// the group's earlier calls wanted, up to 32 KiB on 4 ranks): below, at and
+// above each room, repeated so that the room has grown, past the largest
+// room, on V, S(0) and S(1), the results are those of the ordinary path on
+// every rank.
+TEST(Collectives2D, AllGatherAndReduceScatterAroundTheInlineRoom) {
+  run_mesh({{dp, 1}, {tp, 4}}, [](const DeviceMesh& mesh) {
+    const int64_t r = mesh.rank(), n = 4;
+    // rows x 4 doubles: 32 rows = 1 KiB, 1024 rows = 32 KiB.
+    for (int64_t rows : {1, 32, 33, 200, 200, 1024, 1025, 1025, 3000}) {
+      auto of_rank = [&](int64_t s) {
+        return at::arange(rows * 4, at::kDouble).view({rows, 4}) * (s + 1) + s;
+      };
+      std::vector<Tensor> all;
+      for (int64_t s = 0; s < n; ++s) all.push_back(of_rank(s));
+      Tensor x = of_rank(r);
+      EXPECT_TRUE(TensorEq(all_gather(x, tp, S(0), R), at::cat(all, 0)))
+          << rows;
+      EXPECT_TRUE(TensorEq(all_gather(x, tp, S(1), R), at::cat(all, 1)))
+          << rows;
+      EXPECT_TRUE(TensorEq(all_gather(x, tp, V, R), at::stack(all, 0))) << rows;
+      EXPECT_TRUE(TensorEq(all_gather(x.to(at::kLong), tp, S(0), R),
+                           at::cat(all, 0).to(at::kLong)))
+          << rows;
+      // reduce_scatter of [4 * rows, 4]: the sum over ranks, piece r.
+      Tensor big = at::cat({x, x + 1, x + 2, x + 3}, 0);
+      Tensor sum = at::zeros_like(big);
+      for (int64_t s = 0; s < n; ++s) {
+        Tensor b = of_rank(s);
+        sum += at::cat({b, b + 1, b + 2, b + 3}, 0);
+      }
+      EXPECT_TRUE(TensorEq(reduce_scatter(big, tp, P, S(0)),
+                           sum.chunk(n, 0)[r].contiguous()))
+          << rows;
+      EXPECT_TRUE(TensorEq(reduce_scatter(big.t(), tp, P, S(1)),
+                           sum.t().chunk(n, 1)[r].contiguous()))
+          << rows;
+      Tensor stacked = big.view({n, rows, 4});
+      EXPECT_TRUE(TensorEq(reduce_scatter(stacked, tp, P, V),
+                           sum.view({n, rows, 4})[r]))
+          << rows;
+      CollectiveOptions o;
+      o.scatter_dim = 1;
+      EXPECT_TRUE(TensorEq(
+          reduce_scatter(stacked.transpose(0, 1).contiguous(), tp, P, V, o),
+          sum.view({n, rows, 4})[r]))
+          << rows;
+    }
+  });
+}
+
 TEST(Collectives2D, AllToAllOnOneAxisOf2x2) {
   run_mesh({{dp, 2}, {tp, 2}}, [](const DeviceMesh& mesh) {
     const int r = mesh.rank();

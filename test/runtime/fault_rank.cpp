@@ -60,6 +60,11 @@ void run(const std::string& scenario, int r, int n,
   } else if (scenario == "shape_all_gather") {
     // Different local sizes without split_sizes: Gloo gathered garbage.
     spmd::all_gather(at::ones({1 + r}), tp, S(0), R);
+  } else if (scenario == "shape_after_room_grew") {
+    // Agreed 16 KiB all_gathers grow the room of the check's message; then
+    // shapes that differ (both within that room) are still found.
+    for (int k = 0; k < 3; ++k) spmd::all_gather(at::ones({4096}), tp, S(0), R);
+    spmd::all_gather(at::ones({3000 + 500 * r}), tp, S(0), R);
   } else if (scenario == "shape_reduce_scatter") {
     spmd::reduce_scatter(at::ones({2 * n * (1 + r)}), tp, P, S(0));
   } else if (scenario == "shape_all_to_all") {

@@ -221,6 +221,18 @@ TEST(Faults, AllGatherOfDifferentLocalSizesIsACollectiveError) {
   }
 }
 
+TEST(Faults, DifferentShapesAfterTheCheckRoomGrewAreACollectiveError) {
+  // The room for data in the check's message grew on every rank alike: the
+  // messages still have one size, and the mismatch is reported.
+  for (const auto& r :
+       run_job("shape_after_room_grew", 2, ranks(2), kTimeout, kDeadline)) {
+    expect_rank(r, 10, "CollectiveError",
+                {"all_gather on axis 'tp'", "of Float[3000] on cpu",
+                 "of Float[3500] on cpu"});
+    expect_fast(r);
+  }
+}
+
 TEST(Faults, ReduceScatterOfDifferentShapesIsACollectiveError) {
   for (const auto& r :
        run_job("shape_reduce_scatter", 2, ranks(2), kTimeout, kDeadline)) {
