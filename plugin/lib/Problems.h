@@ -34,6 +34,9 @@ enum class ProblemCode : uint8_t {
   NonConstantDst,    ///< a collective's dst is not a constant type
   IllegalCollective, ///< core::check_arguments rejected src/dst/options
   CollectiveInput,   ///< the input's type on the axis is not src
+  AlreadyReduced,    ///< all_reduce / reduce_scatter (src P) of a value that
+                     ///< is R or I: it is reduced already (Origins: where;
+                     ///< ReducedBefore: by a reducing collective there)
   OpType,            ///< core::infer rejected an ordinary tensor op
   InPlace,           ///< core::apply_inplace rejected an in-place op
   MissingMeshAxis,   ///< an operand's declared type lacks a mesh axis
@@ -112,6 +115,11 @@ struct Problem {
   /// CollectiveInput: the src argument, to be replaced by Actual (null when
   /// no other src would be legal).
   const clang::Expr *SrcArg = nullptr;
+  /// AlreadyReduced: the origin of the input's type is a collective that
+  /// reduced a pending sum (the first reduce).
+  bool ReducedBefore = false;
+  /// AlreadyReduced: the collective's dst, as written.
+  std::optional<PerAxisType> Dst;
   Destination Dest;                     ///< Mismatch
   const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
   core::TensorType Type; ///< MissingMeshAxis: the axes the operand has

@@ -219,6 +219,7 @@ void Reporter::handle(Problem P) {
   case ProblemCode::NonConstantDst:
   case ProblemCode::IllegalCollective:
   case ProblemCode::CollectiveInput:
+  case ProblemCode::AlreadyReduced:
   case ProblemCode::InPlace:
   case ProblemCode::MissingMeshAxis:
     renderCollective(P, D);
@@ -290,6 +291,8 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   default:
     break;
   }
+  if (P.Code == ProblemCode::AlreadyReduced)
+    return renderAlreadyReduced(P, D);
   D.Text = opMessage(P);
   if (P.Code != ProblemCode::CollectiveInput)
     return addCoreAdvice(*P.Error, D);
@@ -302,6 +305,68 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
        {FixItHint::CreateReplacement(
            CharSourceRange::getTokenRange(P.SrcArg->getSourceRange()),
            spmdTypeSpelling(*P.Actual))}});
+}
+
+/// A reduce (src P) of a value that is R or I: it holds no pending sum, so
+/// the advice is to drop this reduce (a note at the first one when the
+/// value came from one), not to make the value P again.
+void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
+  PerAxisType Have = *P.Actual;
+  std::string Ax = axisName(*P.Axis), Op = opName(P.Op);
+  std::string What = describe(P.Subject);
+  std::string Bare = core::to_string(P.Op);
+  D.Text = opMessage(P) + ": " + What +
+           (P.ReducedBefore ? " is already reduced (reducing it again"
+                            : " is no pending sum (reducing it") +
+           " would add up " + Ax + "-size copies of it); remove this " + Bare;
+  const TypeOrigin &O = P.Origins.front();
+  if (P.ReducedBefore)
+    D.Notes.push_back({O.From.Loc,
+                       "reduced on axis '" + Ax + "' here already (type " +
+                           typeStr(Have) + ")",
+                       {}});
+  else
+    D.Notes.push_back(originNote(O, *P.Axis));
+  // The repair: the input itself when it already has the result type
+  // (all_reduce(x, tp, P, R) of an R x), else the conversion that gives
+  // the result type without reducing (I -> R, R -> S(k)).
+  const Expr *X = P.Call->getArg(0);
+  const LangOptions &LO = TU.Ctx.getLangOpts();
+  llvm::StringRef XText = Lexer::getSourceText(
+      CharSourceRange::getTokenRange(X->getSourceRange()), SM, LO);
+  if (!isEditableRange(P.Call) || XText.empty())
+    return;
+  std::optional<PerAxisType> Result = P.Dst;
+  if (!Result)
+    return;
+  std::string Replacement;
+  std::string NoteText;
+  if (*Result == Have) {
+    Replacement = XText.str();
+    NoteText = "remove this " + Op + " (" + What + " is " + typeStr(Have) +
+               " already)";
+  } else {
+    std::optional<core::CollectiveCall> Route =
+        core::route_redistribute(Have, *Result);
+    if (!Route)
+      return;
+    Route->expert_mode = false;
+    if (!core::check_arguments(*Route).ok())
+      return;
+    Replacement = opName(Route->op) + "(" + XText.str() + ", " +
+                  axisSpelling(*P.Axis) + ", " + spmdTypeSpelling(Route->src) +
+                  ", " + spmdTypeSpelling(Route->dst) + ")";
+    NoteText = "replace this " + Op + " by " + opName(Route->op) + "(..., " +
+               axisSpelling(*P.Axis) + ", " + spmdTypeSpelling(Route->src) +
+               ", " + spmdTypeSpelling(Route->dst) + "), which makes " + What +
+               " " + typeStr(*Result) + " without reducing it";
+  }
+  D.Notes.push_back({P.Call->getBeginLoc(),
+                     NoteText,
+                     {FixItHint::CreateReplacement(
+                         CharSourceRange::getTokenRange(
+                             P.Call->getSourceRange()),
+                         Replacement)}});
 }
 
 void Reporter::renderOpType(const Problem &P, Pending &D) {

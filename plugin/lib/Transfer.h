@@ -29,6 +29,7 @@
 #include <spmd/core/sharding_propagation.h>
 
 #include <map>
+#include <set>
 
 namespace spmd::plugin {
 
@@ -64,6 +65,10 @@ struct TUContext {
   /// Global mode: why an op left a shard dim unknown, by (op location,
   /// axis): the reason the strict-mode report gives (TransferShards.cpp).
   std::map<std::pair<unsigned, AxisId>, core::TypeError> ShardLoss;
+  /// The collectives that reduce a pending sum (all_reduce, reduce_scatter
+  /// with src P), by (location, axis): a second reduce of their result is
+  /// reported as a double reduce with a note at the first.
+  std::set<std::pair<unsigned, AxisId>> Reductions;
   /// [[spmd::local(spmd::Infer)]] regions (by canonical declaration): per
   /// parameter, the join of the arguments' local types at the calls
   /// analysed so far (the regions themselves are analysed last).

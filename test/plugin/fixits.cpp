@@ -29,3 +29,35 @@ Tensor no_fixit(SPMD_TYPE(tp = V) const Tensor& v) { // expected-note {{declared
   return v; // expected-error {{returned value has type V}} expected-note@-2 {{declared type}}
   // CHECK-NOT: fix-it:"{{.*}}fixits.cpp":{29:
 }
+
+// A second reduce of a reduced value: the advice is to drop it (the fix-it
+// replaces the call by its input), with a note at the first reduce.
+SPMD_TYPE(tp = R)
+Tensor double_reduce(SPMD_TYPE(tp = P) const Tensor& p) {
+  auto y = spmd::all_reduce(p, tp, P, R); // expected-note {{reduced on axis 'tp' here already (type R)}}
+  return spmd::all_reduce(y, tp, P, R); // expected-error {{all_reduce: expected input type P on axis tp, got R: 'y' is already reduced (reducing it again would add up tp-size copies of it); remove this all_reduce}} expected-note {{remove this spmd::all_reduce ('y' is R already)}}
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{38:10-38:39}:"y"
+}
+
+// Reduced to I, then reduced to R: the repair is the I -> R conversion.
+SPMD_TYPE(tp = R)
+Tensor double_reduce_to_r(SPMD_TYPE(tp = P) const Tensor& p) {
+  auto y = spmd::all_reduce(p, tp, P, I); // expected-note {{reduced on axis 'tp' here already (type I)}}
+  return spmd::all_reduce(y, tp, P, R); // expected-error {{got I: 'y' is already reduced}} expected-note {{replace this spmd::all_reduce by spmd::convert(..., tp, spmd::I, spmd::R), which makes 'y' R without reducing it}}
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{46:10-46:39}:"spmd::convert(y, tp, spmd::I, spmd::R)"
+}
+
+// Gathered, not reduced: no pending sum either, no note at a reduce.
+SPMD_TYPE(tp = R)
+Tensor reduce_after_gather(SPMD_TYPE(tp = V) const Tensor& v) {
+  auto y = spmd::all_gather(v, tp, V, R); // expected-note {{type R on axis 'tp' set by this collective}}
+  return spmd::all_reduce(y, tp, P, R); // expected-error {{got R: 'y' is no pending sum (reducing it would add up tp-size copies of it); remove this all_reduce}} expected-note {{remove this spmd::all_reduce}}
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{54:10-54:39}:"y"
+}
+
+// One reduce of a pending sum (also after a reinterpret): no diagnostic.
+SPMD_TYPE(tp = R)
+Tensor single_reduce(SPMD_TYPE(tp = V) const Tensor& v) {
+  auto p = spmd::reinterpret(v, tp, V, P);
+  return spmd::all_reduce(p, tp, P, R);
+}
