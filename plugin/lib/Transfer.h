@@ -308,8 +308,23 @@ private:
   /// local rule's and the sharding rule's reports share it).
   Problem opTypeProblem(const clang::CallExpr *CE, const Operands &Ops,
                         const core::TypeError &Err);
-  void reportOpType(const clang::CallExpr *CE, const core::OpInfo &Info,
-                    const Operands &Ops, const core::TypeError &Err);
+  /// Reports the core's error \p Err on op \p Name at \p CE, with a fix-it
+  /// when converting one operand makes the op legal under the local rule
+  /// and, in global mode, the sharding rule (\p CallArgs: the call's
+  /// arguments, for the sharding rule's dims).
+  void reportOpType(const clang::CallExpr *CE, llvm::StringRef Name,
+                    llvm::ArrayRef<const clang::Expr *> CallArgs,
+                    const core::OpInfo &Info, const Operands &Ops,
+                    const core::TypeError &Err);
+  /// Global mode: the sharding rule's error for op \p Name on axis \p A
+  /// when operand \p Index (of Ops.Sources) had type \p T there instead of
+  /// its own; nullopt when the rule accepts it or cannot decide (a shard or
+  /// rank unknown).
+  std::optional<core::TypeError>
+  shardRuleRejects(const clang::CallExpr *CE, llvm::StringRef Name,
+                   llvm::ArrayRef<const clang::Expr *> CallArgs,
+                   const Operands &Ops, AxisId A, size_t Index,
+                   PerAxisType T);
   const InferVerdict &infer(llvm::StringRef Name, const core::OpInfo &Info,
                             const Operands &Ops);
   Value resultOf(const InferVerdict &R, const Operands &Ops,

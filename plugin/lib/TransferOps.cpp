@@ -109,7 +109,7 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
 
   const InferVerdict &R = infer(Name, Info, Ops);
   if (R.Error) {
-    reportOpType(CE, Info, Ops, *R.Error);
+    reportOpType(CE, Name, Args, Info, Ops, *R.Error);
     return Value::unknown();
   }
   Value Out = resultOf(R, Ops, CE->getExprLoc());
@@ -227,16 +227,23 @@ Problem Transfer::opTypeProblem(const CallExpr *CE, const Operands &Ops,
   return P;
 }
 
-void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
-                            const Operands &Ops, const core::TypeError &Err) {
+void Transfer::reportOpType(const CallExpr *CE, llvm::StringRef Name,
+                            llvm::ArrayRef<const Expr *> CallArgs,
+                            const core::OpInfo &Info, const Operands &Ops,
+                            const core::TypeError &Err) {
   if (!reporting(DiagKind::OpType))
     return;
   Problem P = opTypeProblem(CE, Ops, Err);
   if (P.Axis) {
     AxisId A = *P.Axis;
-    // A repair when converting one operand makes the op legal.
+    // A repair when converting one operand makes the op legal: under the
+    // local rule and, in global mode, under the sharding rule too (a bias
+    // typed I in a row-parallel linear becomes R, and an R bias would be
+    // added to every rank's partial sum: no single conversion is right,
+    // and the sharding rule's advice is given instead).
     core::InferenceContext IC = inferenceContext();
     std::vector<core::Operand> Core = coreOperands(Ops);
+    std::optional<core::TypeError> ShardAdvice;
     for (size_t I = 0; I < Ops.Sources.size() && !P.Fix; ++I) {
       const OperandSource &S = Ops.Sources[I];
       std::optional<PerAxisType> K = S.E ? S.V.knownOn(A) : std::nullopt;
@@ -249,9 +256,21 @@ void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
         Alt[I].type->set(Err.axis, Target);
         if (!core::infer(Info, Alt, IC).ok())
           continue;
+        if (std::optional<core::TypeError> No =
+                shardRuleRejects(CE, Name, CallArgs, Ops, A, I, Target)) {
+          if (!ShardAdvice)
+            ShardAdvice = std::move(No);
+          continue;
+        }
         if ((P.Fix = conversion(S.E, *K, Target)))
           break;
       }
+    }
+    // The conversion the local rule would suggest is wrong here: the
+    // sharding rule's repair replaces the local rule's advice.
+    if (!P.Fix && ShardAdvice && !ShardAdvice->fix.empty()) {
+      P.Error->fix = ShardAdvice->fix;
+      P.Error->notes = ShardAdvice->notes;
     }
   }
   report(std::move(P));

@@ -564,6 +564,56 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
   checkUnknownShardOperands(CE, Canon, Ops, Out);
 }
 
+std::optional<core::TypeError>
+Transfer::shardRuleRejects(const CallExpr *CE, llvm::StringRef Name,
+                           llvm::ArrayRef<const Expr *> CallArgs,
+                           const Operands &Ops, AxisId A, size_t Index,
+                           PerAxisType T) {
+  if (!tracksRanks() || !globalAxis(A))
+    return std::nullopt;
+  if (T.kind != TypeKind::Replicate) {
+    // A V without a dim among sharded operands: the rule cannot place it,
+    // so the conversion is no repair the checker can vouch for.
+    for (const OperandSource &S : Ops.Sources)
+      if (S.E && placementOf(S.V, A).is_shard())
+        return core::TypeError{};
+    return std::nullopt;
+  }
+  std::string Canon = core::canonical_op_name(Name);
+  std::string CoreName = shardOpName(CE, Name);
+  if (Canon == "embedding" && tableFirstEmbedding(CE))
+    CoreName = "at::embedding";
+  // The operands as propagateShardAxis sees them, operand Index replicated.
+  std::vector<core::AxisArg> Args;
+  bool AnySharded = false;
+  for (size_t I = 0; I < Ops.Sources.size(); ++I) {
+    const OperandSource &S = Ops.Sources[I];
+    if (!S.E)
+      continue;
+    core::AxisArg Arg{I == Index ? core::Placement::replicate()
+                                 : placementOf(S.V, A),
+                      shapeOf(S.V)};
+    if (Arg.placement.kind == core::Placement::Kind::Unknown)
+      return std::nullopt;
+    if (Arg.placement.is_shard() && Arg.placement.dim < 0 &&
+        Arg.shape.rank_known())
+      Arg.placement.dim += Arg.shape.rank();
+    AnySharded |= Arg.placement.is_shard();
+    Args.push_back(std::move(Arg));
+  }
+  if (!AnySharded)
+    return std::nullopt;
+  fixOperandRanks(Canon, Args);
+  if (findUnresolved(Args))
+    return std::nullopt;
+  llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
+  core::Result<core::AxisOutcome> R = core::propagate_axis(
+      CoreName, Args, shardingArgs(Canon, Lists), TU.Axes.name(A));
+  if (R.ok())
+    return std::nullopt;
+  return R.error();
+}
+
 void Transfer::loseShard(AxisId A, Origin Here, core::TypeError Why,
                          Value &Out) {
   Why.axis = TU.Axes.name(A).str();
