@@ -112,6 +112,10 @@ struct Problem {
   std::optional<core::TypeError> Error;
   /// A collective call that would repair it.
   std::optional<SuggestedCollective> Fix;
+  /// OpType: the reduce (all_reduce, src P) that takes the op's result
+  /// directly, when Fix reduces an operand of the op: the repair moves that
+  /// reduce onto the operand instead of adding a second one.
+  const clang::CallExpr *MovedReduce = nullptr;
   /// CollectiveInput: the src argument, to be replaced by Actual (null when
   /// no other src would be legal).
   const clang::Expr *SrcArg = nullptr;

@@ -380,10 +380,56 @@ void Reporter::renderOpType(const Problem &P, Pending &D) {
   std::optional<Note> Fix;
   if (P.Fix)
     Fix = fixItNote(*P.Fix, *P.Axis);
+  if (Fix && P.Fix->Call.src.kind == TypeKind::Partial) {
+    // Reducing an operand: say that it comes first, before the op (a
+    // non-linear op, or an affine term, needs the full sum).
+    std::string Op = writtenOpName(P.Call, SM, TU.Ctx.getLangOpts());
+    std::string What = describe(P.Fix->Target);
+    if (P.MovedReduce) {
+      moveReduce(*P.Fix, P.MovedReduce, *Fix);
+      Fix->Text = "reduce " + What + " before " + Op +
+                  ", not after it: move the enclosing spmd::all_reduce onto " +
+                  What;
+    } else {
+      Fix->Text = "reduce " + What + " before " + Op + ": " + Fix->Text;
+    }
+  }
   if (Fix)
     D.Notes.push_back(std::move(*Fix));
   else
     addCoreAdvice(Err, D);
+}
+
+/// Turns the fix-it note \p N (wrap the fix's target in the reduce) into a
+/// move of \p Outer, the reduce that takes the op's result: its call is
+/// removed around its input, and the target is wrapped in the same call.
+void Reporter::moveReduce(const SuggestedCollective &S, const CallExpr *Outer,
+                          Note &N) const {
+  const LangOptions &LO = TU.Ctx.getLangOpts();
+  const Expr *In = Outer->getArg(0);
+  SourceLocation InEnd =
+      Lexer::getLocForEndOfToken(In->getEndLoc(), 0, SM, LO);
+  SourceLocation OuterEnd =
+      Lexer::getLocForEndOfToken(Outer->getEndLoc(), 0, SM, LO);
+  if (InEnd.isInvalid() || OuterEnd.isInvalid())
+    return;
+  // The outer call's own text after its input: ", tp, P, R)" as written.
+  llvm::StringRef Tail = Lexer::getSourceText(
+      CharSourceRange::getCharRange(InEnd, OuterEnd), SM, LO);
+  llvm::StringRef Head = Lexer::getSourceText(
+      CharSourceRange::getCharRange(Outer->getBeginLoc(), In->getBeginLoc()),
+      SM, LO);
+  if (Tail.empty() || Head.empty())
+    return;
+  N.FixIts.clear();
+  N.FixIts.push_back(FixItHint::CreateRemoval(
+      CharSourceRange::getCharRange(Outer->getBeginLoc(), In->getBeginLoc())));
+  SourceRange R = S.Target->getSourceRange();
+  N.FixIts.push_back(FixItHint::CreateInsertion(R.getBegin(), Head.str()));
+  N.FixIts.push_back(FixItHint::CreateInsertion(
+      Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, LO), Tail.str()));
+  N.FixIts.push_back(
+      FixItHint::CreateRemoval(CharSourceRange::getCharRange(InEnd, OuterEnd)));
 }
 
 void Reporter::renderMismatch(const Problem &P, Pending &D) {

@@ -70,6 +70,8 @@ private:
   Note originNote(const TypeOrigin &O, AxisId Axis) const;
   std::optional<Note> fixItNote(const SuggestedCollective &S,
                                 AxisId Axis) const;
+  void moveReduce(const SuggestedCollective &S, const clang::CallExpr *Outer,
+                  Note &N) const;
   std::string describe(const clang::Expr *E) const;
   std::string axisName(AxisId A) const { return TU.Axes.name(A).str(); }
   std::string axisSpelling(AxisId A) const;

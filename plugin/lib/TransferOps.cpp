@@ -8,6 +8,8 @@
 
 #include "Transfer.h"
 
+#include "clang/AST/ParentMapContext.h"
+
 #include <spmd/core/collectives.h>
 
 using namespace clang;
@@ -266,6 +268,8 @@ void Transfer::reportOpType(const CallExpr *CE, llvm::StringRef Name,
           break;
       }
     }
+    if (P.Fix && P.Fix->Call.src.kind == TypeKind::Partial)
+      P.MovedReduce = enclosingReduce(CE, A, Info, Core, *P.Fix, IC);
     // The conversion the local rule would suggest is wrong here: the
     // sharding rule's repair replaces the local rule's advice.
     if (!P.Fix && ShardAdvice && !ShardAdvice->fix.empty()) {
@@ -274,6 +278,61 @@ void Transfer::reportOpType(const CallExpr *CE, llvm::StringRef Name,
     }
   }
   report(std::move(P));
+}
+
+/// The spmd::all_reduce (src P, on axis \p A) whose input is the op call
+/// \p CE itself, when reducing the operand \p Fix targets to that reduce's
+/// dst also makes the op legal: `all_reduce(gelu(p), tp, P, R)` is repaired
+/// by moving the reduce onto p, not by a second one. Null otherwise.
+const CallExpr *Transfer::enclosingReduce(const CallExpr *CE, AxisId A,
+                                          const core::OpInfo &Info,
+                                          const std::vector<core::Operand> &Core,
+                                          const SuggestedCollective &Fix,
+                                          const core::InferenceContext &IC) {
+  const Stmt *Child = CE;
+  for (unsigned Depth = 0; Depth < 6; ++Depth) {
+    auto Parents = Ctx.getParents(*Child);
+    if (Parents.size() != 1)
+      return nullptr;
+    const auto *Parent = Parents[0].get<Expr>();
+    if (!Parent)
+      return nullptr;
+    const auto *Outer = dyn_cast<CallExpr>(Parent);
+    if (!Outer || isa<CXXConstructExpr>(Parent)) {
+      Child = Parent;
+      continue;
+    }
+    const FunctionDecl *Callee = Outer->getDirectCallee();
+    if (!Callee || !isSpmdFunction(Callee) || !Callee->getIdentifier() ||
+        core::parse_collective(Callee->getName()) !=
+            core::Collective::AllReduce ||
+        Outer->getNumArgs() < 4 ||
+        skipTransparent(Outer->getArg(0), Types) !=
+            skipTransparent(CE, Types) ||
+        !isEditableRange(Outer))
+      return nullptr;
+    std::optional<std::string> Axis =
+        evaluateAxis(Outer->getArg(1), Ctx, nullptr);
+    std::optional<PerAxisType> Src =
+        evaluatePerAxisType(Outer->getArg(2), Ctx);
+    std::optional<PerAxisType> Dst =
+        evaluatePerAxisType(Outer->getArg(3), Ctx);
+    if (!Axis || *Axis != TU.Axes.name(A) || !Src ||
+        Src->kind != TypeKind::Partial || !Dst)
+      return nullptr;
+    // The op must be legal on its pending-sum operands reduced to the
+    // outer dst (the fix's own target was checked already).
+    if (*Dst != Fix.Result) {
+      std::vector<core::Operand> Alt = Core;
+      for (core::Operand &O : Alt)
+        if (O.type && O.type->get(*Axis) == types::P)
+          O.type->set(*Axis, *Dst);
+      if (!core::infer(Info, Alt, IC).ok())
+        return nullptr;
+    }
+    return Outer;
+  }
+  return nullptr;
 }
 
 /// An in-place op: the core decides whether the destination may take the

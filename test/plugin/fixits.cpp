@@ -61,3 +61,26 @@ Tensor single_reduce(SPMD_TYPE(tp = V) const Tensor& v) {
   auto p = spmd::reinterpret(v, tp, V, P);
   return spmd::all_reduce(p, tp, P, R);
 }
+
+// gelu of a pending sum: reduce first. Where the gelu's result goes straight
+// into the all_reduce, the fix-it moves that all_reduce onto the operand
+// (inserting a second one would make it a double reduce).
+SPMD_TYPE(tp = R)
+Tensor gelu_then_reduce(SPMD_TYPE(tp = P) const Tensor& h) { // expected-note {{'h' has type P on axis 'tp' declared here}}
+  return spmd::all_reduce(torch::gelu(h), tp, P, R); // expected-error {{torch::gelu: Partial type on axis tp cannot propagate through non-linear ops}} expected-note {{reduce 'h' before torch::gelu, not after it: move the enclosing spmd::all_reduce onto 'h'}}
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{70:10-70:27}:""
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{70:39-70:39}:"spmd::all_reduce("
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{70:40-70:40}:", tp, P, R)"
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{70:41-70:52}:""
+}
+
+// Reduced later, through a variable: the fix-it inserts the reduce before
+// the gelu and moves nothing.
+SPMD_TYPE(tp = R)
+Tensor gelu_stored(SPMD_TYPE(tp = P) const Tensor& h) { // expected-note {{'h' has type P on axis 'tp' declared here}}
+  auto g = torch::gelu(h); // expected-error {{cannot propagate through non-linear ops}} expected-note {{reduce 'h' before torch::gelu: insert spmd::all_reduce(..., tp, spmd::P, spmd::R) to make 'h' R on axis 'tp'}}
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{81:24-81:24}:"spmd::all_reduce("
+  // CHECK: fix-it:"{{.*}}fixits.cpp":{81:25-81:25}:", tp, spmd::P, spmd::R)"
+  // CHECK-NOT: fix-it:"{{.*}}fixits.cpp":{85:
+  return spmd::all_reduce(g, tp, P, R);
+}
