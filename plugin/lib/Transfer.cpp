@@ -1067,7 +1067,8 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
 }
 
 void Transfer::checkUnknownUse(const Value &V, const Expr *E) {
-  if (!TU.Opts.Strict || !V.isUnknown() || !reporting(DiagKind::UnknownType))
+  if (!TU.Opts.Strict || !V.isUnknown() || V.fromError() ||
+      !reporting(DiagKind::UnknownType))
     return;
   Problem P;
   P.Kind = DiagKind::UnknownType;

@@ -146,7 +146,7 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
     P.Call = CE;
     P.Op = C;
     report(std::move(P));
-    return Value::unknown();
+    return Value::error();
   }
   AxisId Axis = axis(*AxisName);
   TU.noteAxis(Axis, AxisDecl);

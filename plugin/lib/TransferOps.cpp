@@ -112,9 +112,13 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
   const InferVerdict &R = infer(Name, Info, Ops);
   if (R.Error) {
     reportOpType(CE, Name, Args, Info, Ops, *R.Error);
-    return Value::unknown();
+    return Value::error();
   }
   Value Out = resultOf(R, Ops, CE->getExprLoc());
+  // Computed from a value an error produced: no follow-on reports.
+  for (const OperandSource &S : Ops.Sources)
+    if (S.E && S.V.fromError())
+      Out.setFromError(true);
   propagateShards(CE, Name, Args, Ops, Out);
   if (Mutated)
     return applyInPlace(CE, Name, Mutated, Out);

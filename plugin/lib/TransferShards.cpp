@@ -196,7 +196,7 @@ void Transfer::recordInferredInputs(const FunctionDecl *Callee,
 
 void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
                                  std::optional<core::TypeError> Why) {
-  if (!globalAxis(Axis) || !TU.Opts.Strict || !E ||
+  if (!globalAxis(Axis) || !TU.Opts.Strict || !E || V.fromError() ||
       !reporting(DiagKind::UnknownType))
     return;
   const AxisFact *F = V.get(Axis);
@@ -672,6 +672,7 @@ bool Transfer::propagateShardAxis(const CallExpr *CE, llvm::StringRef Name,
     }
     loseShard(A, Here, core::shard_loss(Reason::OpRejected, Canon, AxisName),
               Out);
+    Out.setFromError(true); // reported: its lost shard is no news
     return false;
   }
   if (R->out_rank && !FromEnd)
@@ -779,6 +780,7 @@ void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
   auto Reject = [&](const core::TypeError &Err, llvm::ArrayRef<AxisId> Lost) {
     if (reporting(DiagKind::OpType))
       report(opTypeProblem(CE, Ops, Err));
+    Out.setFromError(true);
     for (AxisId A : Lost) {
       core::TypeError E = Err;
       E.axis = TU.Axes.name(A).str();

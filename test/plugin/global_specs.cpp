@@ -30,8 +30,7 @@ SPMD_TYPE(dp = S(0), tp = R)
 Tensor full_input(SPMD_TYPE(spmd::spec(dp, None), tp = R) const Tensor& x,
                   SPMD_TYPE(spmd::spec(tp, None), dp = R) const Tensor& w) {
   return spmd::all_reduce(x.mm(w), tp, P, R); // global-error {{No valid sharding strategy for x.mm on axis tp: args[1] is sharded on dim 0, the contraction dim (j), but args[0] is replicated on its dim 1}} global-note {{suggestion: shard args[0] on dim 1 as well}}
-  // global-warning@-1 {{sharded on axis 'tp' on an unknown dim}} global-note@-1 {{type V on axis 'tp' inferred from this operation}}
-  // global-note@-4 {{'x' has type R on axis 'tp' declared here}} global-note@-3 {{'w' has type V on axis 'tp' declared here}}
+  // global-note@-3 {{'x' has type R on axis 'tp' declared here}} global-note@-2 {{'w' has type V on axis 'tp' declared here}}
 }
 
 // A spec with only None entries: a rank, no shard.
