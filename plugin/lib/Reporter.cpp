@@ -472,9 +472,27 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
     Target = describe(Dest.Mutated) + " is declared";
     break;
   }
+  // S(k) of a tuple entry (spmd::spec({dp, tp}, ...)): say where in the
+  // tuple, outer to inner, since the order is part of the type.
+  std::string Where;
+  if (P.Expected->is_shard()) {
+    llvm::SmallVector<const AxisEntry *, 3> Tuple;
+    for (const AxisEntry &E : Dest.Declared->Entries)
+      if (E.Type.is_shard() && E.Type.dim == P.Expected->dim)
+        Tuple.push_back(&E);
+    llvm::stable_sort(Tuple, [](const AxisEntry *X, const AxisEntry *Y) {
+      return X->Pos < Y->Pos;
+    });
+    if (Tuple.size() > 1) {
+      Where = " (dim " + std::to_string(P.Expected->dim) + " split by (";
+      for (size_t I = 0; I < Tuple.size(); ++I)
+        Where += (I ? ", " : "") + Tuple[I]->Axis;
+      Where += "), outer to inner)";
+    }
+  }
   D.Text = Subject + " has type " + typeStr(*P.Actual) + " on axis '" +
            axisName(*P.Axis) + "', but " + Target + " " + typeStr(*P.Expected) +
-           " there";
+           Where + " there";
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
   D.Notes.push_back(
       {Dest.Declared->Loc, "declared type is " + Dest.Declared->str(), {}});
