@@ -68,6 +68,16 @@ struct SuggestedCollective {
   PerAxisType Result;
 };
 
+/// A declared type chosen by the layout of a layer instance
+/// ([[spmd::when]]): the instance's member or local variable, the flag that
+/// chose it and the flag's value.
+struct LayoutChoice {
+  const clang::ValueDecl *Instance = nullptr;
+  const clang::FieldDecl *Flag = nullptr;
+  bool Value = false;
+  clang::SourceLocation Where; ///< the constructor argument that set it
+};
+
 /// What a value was checked against, for Mismatch.
 struct Destination {
   enum Kinds : uint8_t {
@@ -88,6 +98,9 @@ struct Destination {
   /// Argument: where the callee's instance was constructed with the layout
   /// flag that chose the declared type ([[spmd::when]]), if it did.
   clang::SourceLocation LayoutLoc;
+  /// Argument: the member (or local) the callee runs on, that flag and its
+  /// value, when a layout chose the declared type.
+  LayoutChoice Layout;
 };
 
 /// One problem found by the transfer functions.

@@ -244,6 +244,7 @@ void Reporter::handle(Problem P) {
       return;
     break;
   }
+  resultLayoutNotes(P, D);
   // A problem of one layout of a layer's flags ([[spmd::when]]).
   if (!P.Layout.empty()) {
     std::string Text = "in the layout where ";
@@ -496,14 +497,48 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
   D.Notes.push_back(
       {Dest.Declared->Loc, "declared type is " + Dest.Declared->str(), {}});
-  if (Dest.LayoutLoc.isValid())
-    D.Notes.push_back({Dest.LayoutLoc,
-                       "the layout of this instance (and so the declared "
-                       "type) is chosen by this constructor argument",
-                       {}});
+  if (Dest.LayoutLoc.isValid() || Dest.Layout.Instance)
+    layoutNotes(Dest.Layout, "the declared type of the parameter", D);
   if (P.Fix)
     if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))
       D.Notes.push_back(std::move(*Fix));
+}
+
+/// Where a layout chose a declared type ([[spmd::when]]): at the member (or
+/// local) the layer instance is, and at the constructor argument that set
+/// its flag.
+void Reporter::layoutNotes(const LayoutChoice &C, llvm::StringRef Chosen,
+                           Pending &D) const {
+  std::string Layout;
+  if (C.Flag)
+    Layout = "'" + C.Flag->getNameAsString() +
+             "' = " + (C.Value ? "true" : "false");
+  std::string Name =
+      C.Instance ? "'" + C.Instance->getNameAsString() + "'" : "this instance";
+  if (C.Instance)
+    D.Notes.push_back({C.Instance->getLocation(),
+                       Name + " is declared here; its layout" +
+                           (Layout.empty() ? "" : " (" + Layout + ")") +
+                           " chooses " + Chosen.str(),
+                       {}});
+  if (C.Where.isValid())
+    D.Notes.push_back({C.Where,
+                       "the layout of " + Name +
+                           (Layout.empty() ? "" : " (" + Layout + ")") +
+                           " is chosen by this constructor argument",
+                       {}});
+}
+
+/// A note for each origin whose type is a call's result chosen by the
+/// layout of the call's instance.
+void Reporter::resultLayoutNotes(const Problem &P, Pending &D) const {
+  for (const TypeOrigin &O : P.Origins) {
+    if (O.From.Kind != OriginKind::CallResult)
+      continue;
+    auto It = TU.LayoutResults.find(O.From.Loc.getRawEncoding());
+    if (It != TU.LayoutResults.end())
+      layoutNotes(It->second, "the declared result type of this call", D);
+  }
 }
 
 void Reporter::renderAssert(const Problem &P, Pending &D) {

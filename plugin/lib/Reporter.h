@@ -70,6 +70,9 @@ private:
   Note originNote(const TypeOrigin &O, AxisId Axis) const;
   std::optional<Note> fixItNote(const SuggestedCollective &S,
                                 AxisId Axis) const;
+  void layoutNotes(const LayoutChoice &C, llvm::StringRef Chosen,
+                   Pending &D) const;
+  void resultLayoutNotes(const Problem &P, Pending &D) const;
   void moveReduce(const SuggestedCollective &S, const clang::CallExpr *Outer,
                   Note &N) const;
   std::string describe(const clang::Expr *E) const;

@@ -439,8 +439,8 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
   // A layer with layout flags: the layout its instance was constructed with
   // (the object of the call, through a module holder).
   std::optional<Layout> CallLayout;
+  const Expr *Instance = nullptr;
   if (!TU.Layouts.flagsOf(Callee).Flags.empty()) {
-    const Expr *Instance = nullptr;
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
       Instance = MC->getImplicitObjectArgument();
     else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Call);
@@ -466,8 +466,12 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
     if (!A || !Types.isTracked(Arg->getType()))
       continue; // only tensors are tracked
     Destination D;
-    if (CallLayout && A != TU.Table.paramOf(Callee, PI))
-      D.LayoutLoc = TU.Layouts.whereDecided(Callee, int(PI), *CallLayout);
+    if (CallLayout && A != TU.Table.paramOf(Callee, PI)) {
+      D.LayoutLoc = TU.Layouts.whereDecided(Callee, int(PI), *CallLayout,
+                                            &D.Layout.Flag, &D.Layout.Value);
+      D.Layout.Instance = TU.Layouts.instanceDecl(Instance);
+      D.Layout.Where = D.LayoutLoc;
+    }
     D.Kind = Destination::Argument;
     D.Callee = Callee;
     D.ParamIndex = PI;
@@ -478,6 +482,14 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
           CallLayout ? TU.Layouts.typeIn(Callee, -1, *CallLayout, &Partial)
                      : TU.Table.resultOf(Callee)) {
     Value V = declared(*R, {Call->getExprLoc(), OriginKind::CallResult});
+    if (CallLayout && R != TU.Table.resultOf(Callee)) {
+      LayoutChoice C;
+      C.Where =
+          TU.Layouts.whereDecided(Callee, -1, *CallLayout, &C.Flag, &C.Value);
+      C.Instance = TU.Layouts.instanceDecl(Instance);
+      if (C.Flag)
+        TU.LayoutResults[Call->getExprLoc().getRawEncoding()] = C;
+    }
     if (Partial) // axes of an unknown layout: strict mode says so here
       checkUnknownUse(Value::unknown(), Call);
     return V;

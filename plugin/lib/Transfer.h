@@ -69,6 +69,9 @@ struct TUContext {
   /// with src P), by (location, axis): a second reduce of their result is
   /// reported as a double reduce with a note at the first.
   std::set<std::pair<unsigned, AxisId>> Reductions;
+  /// Calls whose declared result type a layout of their instance chose, by
+  /// location: which (for the notes of a problem with such an origin).
+  llvm::DenseMap<unsigned, LayoutChoice> LayoutResults;
   /// [[spmd::local(spmd::Infer)]] regions (by canonical declaration): per
   /// parameter, the join of the arguments' local types at the calls
   /// analysed so far (the regions themselves are analysed last).
