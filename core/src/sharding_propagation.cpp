@@ -1055,12 +1055,13 @@ struct ShapeInput {
   // operation, written in a local region.
   TypeError split_on_shard() const {
     TypeError e = on_shard("it splits along");
-    e.fix += "; if each rank's shard holds its own pieces (a fused QKV or "
-             "gate/up weight sharded per piece), split it in a local region "
-             "instead: a helper marked SPMD_LOCAL ([[spmd::local]]; at "
-             "runtime spmd::checker::LocalRegionGuard) whose parameter and "
-             "result are declared " +
-             std::string(axis) + " = S(" + std::to_string(d) + ")";
+    e.fix +=
+        "; if each rank's shard holds its own pieces (a fused QKV or "
+        "gate/up weight sharded per piece), split it in a local region "
+        "instead: a helper marked SPMD_LOCAL ([[spmd::local]]; at "
+        "runtime spmd::checker::LocalRegionGuard) whose parameter and "
+        "result are declared " +
+        std::string(axis) + " = S(" + std::to_string(d) + ")";
     return e;
   }
 };

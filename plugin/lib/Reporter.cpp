@@ -362,12 +362,12 @@ void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
                ", " + spmdTypeSpelling(Route->dst) + "), which makes " + What +
                " " + typeStr(*Result) + " without reducing it";
   }
-  D.Notes.push_back({P.Call->getBeginLoc(),
-                     NoteText,
-                     {FixItHint::CreateReplacement(
-                         CharSourceRange::getTokenRange(
-                             P.Call->getSourceRange()),
-                         Replacement)}});
+  D.Notes.push_back(
+      {P.Call->getBeginLoc(),
+       NoteText,
+       {FixItHint::CreateReplacement(
+           CharSourceRange::getTokenRange(P.Call->getSourceRange()),
+           Replacement)}});
 }
 
 void Reporter::renderOpType(const Problem &P, Pending &D) {
@@ -408,8 +408,7 @@ void Reporter::moveReduce(const SuggestedCollective &S, const CallExpr *Outer,
                           Note &N) const {
   const LangOptions &LO = TU.Ctx.getLangOpts();
   const Expr *In = Outer->getArg(0);
-  SourceLocation InEnd =
-      Lexer::getLocForEndOfToken(In->getEndLoc(), 0, SM, LO);
+  SourceLocation InEnd = Lexer::getLocForEndOfToken(In->getEndLoc(), 0, SM, LO);
   SourceLocation OuterEnd =
       Lexer::getLocForEndOfToken(Outer->getEndLoc(), 0, SM, LO);
   if (InEnd.isInvalid() || OuterEnd.isInvalid())
@@ -511,8 +510,8 @@ void Reporter::layoutNotes(const LayoutChoice &C, llvm::StringRef Chosen,
                            Pending &D) const {
   std::string Layout;
   if (C.Flag)
-    Layout = "'" + C.Flag->getNameAsString() +
-             "' = " + (C.Value ? "true" : "false");
+    Layout =
+        "'" + C.Flag->getNameAsString() + "' = " + (C.Value ? "true" : "false");
   std::string Name =
       C.Instance ? "'" + C.Instance->getNameAsString() + "'" : "this instance";
   if (C.Instance)

@@ -321,12 +321,11 @@ private:
                     const core::TypeError &Err);
   /// The all_reduce that takes op call \p CE directly, when the repair
   /// \p Fix (reducing an operand) should move it (see TransferOps.cpp).
-  const clang::CallExpr *
-  enclosingReduce(const clang::CallExpr *CE, AxisId A,
-                  const core::OpInfo &Info,
-                  const std::vector<core::Operand> &Core,
-                  const SuggestedCollective &Fix,
-                  const core::InferenceContext &IC);
+  const clang::CallExpr *enclosingReduce(const clang::CallExpr *CE, AxisId A,
+                                         const core::OpInfo &Info,
+                                         const std::vector<core::Operand> &Core,
+                                         const SuggestedCollective &Fix,
+                                         const core::InferenceContext &IC);
   /// Global mode: the sharding rule's error for op \p Name on axis \p A
   /// when operand \p Index (of Ops.Sources) had type \p T there instead of
   /// its own; nullopt when the rule accepts it or cannot decide (a shard or
@@ -334,8 +333,7 @@ private:
   std::optional<core::TypeError>
   shardRuleRejects(const clang::CallExpr *CE, llvm::StringRef Name,
                    llvm::ArrayRef<const clang::Expr *> CallArgs,
-                   const Operands &Ops, AxisId A, size_t Index,
-                   PerAxisType T);
+                   const Operands &Ops, AxisId A, size_t Index, PerAxisType T);
   const InferVerdict &infer(llvm::StringRef Name, const core::OpInfo &Info,
                             const Operands &Ops);
   Value resultOf(const InferVerdict &R, const Operands &Ops,

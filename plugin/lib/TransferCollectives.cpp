@@ -247,9 +247,8 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
        Call.op == core::Collective::ReduceScatter)) {
     P.Code = ProblemCode::AlreadyReduced;
     P.Dst = Call.dst;
-    P.ReducedBefore =
-        From.Kind == OriginKind::Collective &&
-        TU.Reductions.count({From.Loc.getRawEncoding(), Axis});
+    P.ReducedBefore = From.Kind == OriginKind::Collective &&
+                      TU.Reductions.count({From.Loc.getRawEncoding(), Axis});
     report(std::move(P));
     return;
   }

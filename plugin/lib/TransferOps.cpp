@@ -288,11 +288,10 @@ void Transfer::reportOpType(const CallExpr *CE, llvm::StringRef Name,
 /// \p CE itself, when reducing the operand \p Fix targets to that reduce's
 /// dst also makes the op legal: `all_reduce(gelu(p), tp, P, R)` is repaired
 /// by moving the reduce onto p, not by a second one. Null otherwise.
-const CallExpr *Transfer::enclosingReduce(const CallExpr *CE, AxisId A,
-                                          const core::OpInfo &Info,
-                                          const std::vector<core::Operand> &Core,
-                                          const SuggestedCollective &Fix,
-                                          const core::InferenceContext &IC) {
+const CallExpr *Transfer::enclosingReduce(
+    const CallExpr *CE, AxisId A, const core::OpInfo &Info,
+    const std::vector<core::Operand> &Core, const SuggestedCollective &Fix,
+    const core::InferenceContext &IC) {
   const Stmt *Child = CE;
   for (unsigned Depth = 0; Depth < 6; ++Depth) {
     auto Parents = Ctx.getParents(*Child);
@@ -317,10 +316,8 @@ const CallExpr *Transfer::enclosingReduce(const CallExpr *CE, AxisId A,
       return nullptr;
     std::optional<std::string> Axis =
         evaluateAxis(Outer->getArg(1), Ctx, nullptr);
-    std::optional<PerAxisType> Src =
-        evaluatePerAxisType(Outer->getArg(2), Ctx);
-    std::optional<PerAxisType> Dst =
-        evaluatePerAxisType(Outer->getArg(3), Ctx);
+    std::optional<PerAxisType> Src = evaluatePerAxisType(Outer->getArg(2), Ctx);
+    std::optional<PerAxisType> Dst = evaluatePerAxisType(Outer->getArg(3), Ctx);
     if (!Axis || *Axis != TU.Axes.name(A) || !Src ||
         Src->kind != TypeKind::Partial || !Dst)
       return nullptr;
