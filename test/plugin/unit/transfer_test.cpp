@@ -117,6 +117,19 @@ Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
   EXPECT_EQ(P.Fix->Call.src, types::P);
   EXPECT_EQ(P.Fix->Call.dst, types::R);
   EXPECT_EQ(P.Fix->Result, types::R);
+  EXPECT_EQ(P.MovedReduce, nullptr); // the result is returned, not reduced
+}
+
+TEST(Transfer, OpTypeFixMovesTheEnclosingReduce) {
+  Analysed T(R"(
+Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
+  return spmd::all_reduce(torch::gelu(p), tp, P, R);
+})");
+  ASSERT_EQ(T.R.Problems.size(), 1u);
+  const Problem &P = T.R.Problems[0];
+  ASSERT_TRUE(P.Fix);
+  ASSERT_NE(P.MovedReduce, nullptr);
+  EXPECT_EQ(T.line(P.MovedReduce->getBeginLoc()), 4u);
 }
 
 TEST(Transfer, MismatchNamesItsDestination) {
