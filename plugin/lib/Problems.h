@@ -137,7 +137,10 @@ struct Problem {
   bool ReducedBefore = false;
   /// AlreadyReduced: the collective's dst, as written.
   std::optional<PerAxisType> Dst;
-  Destination Dest;                     ///< Mismatch
+  Destination Dest; ///< Mismatch
+  /// Mismatch of a tuple entry's order (global mode, spec §12.1): the
+  /// value's axes on the dim, outer to inner (empty otherwise).
+  llvm::SmallVector<AxisId, 3> ActualOrder;
   const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
   core::TensorType Type; ///< MissingMeshAxis: the axes the operand has
   /// Found while analysing a body in one layout of its flags only

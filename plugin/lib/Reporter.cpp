@@ -490,9 +490,15 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
       Where += "), outer to inner)";
     }
   }
-  D.Text = Subject + " has type " + typeStr(*P.Actual) + " on axis '" +
-           axisName(*P.Axis) + "', but " + Target + " " + typeStr(*P.Expected) +
-           Where + " there";
+  std::string Actual = typeStr(*P.Actual);
+  if (!P.ActualOrder.empty()) {
+    Actual += " (dim " + std::to_string(P.Actual->dim) + " split by (";
+    for (size_t I = 0; I < P.ActualOrder.size(); ++I)
+      Actual += (I ? ", " : "") + axisName(P.ActualOrder[I]);
+    Actual += "), outer to inner)";
+  }
+  D.Text = Subject + " has type " + Actual + " on axis '" + axisName(*P.Axis) +
+           "', but " + Target + " " + typeStr(*P.Expected) + Where + " there";
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
   D.Notes.push_back(
       {Dest.Declared->Loc, "declared type is " + Dest.Declared->str(), {}});

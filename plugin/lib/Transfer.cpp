@@ -1163,6 +1163,42 @@ static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
   return false;
 }
 
+/// Global mode: the order in which \p V's axes shard dim \p D, when the
+/// declared tuple of that dim (\p Want's entries with \p Entry's dim, spec
+/// §12.1) names the same axes in another order; nullopt when the orders
+/// agree, the axes differ, or \p V gives no order (map entries).
+std::optional<llvm::SmallVector<AxisId, 3>>
+Transfer::tupleOrderDiffers(const Value &V, int D, const TypeAnnotation &Want,
+                            const AxisEntry &Entry) const {
+  llvm::SmallVector<const AxisEntry *, 3> Declared;
+  for (const AxisEntry &O : Want.Entries)
+    if (O.Type.is_shard() && O.Type.dim == Entry.Type.dim)
+      Declared.push_back(&O);
+  if (Declared.size() < 2)
+    return std::nullopt;
+  llvm::stable_sort(Declared, [](const AxisEntry *X, const AxisEntry *Y) {
+    return X->Pos < Y->Pos;
+  });
+  llvm::SmallVector<AxisId, 3> Have;
+  llvm::SmallVector<int, 3> Positions;
+  for (AxisId A : V.tupleOf(D))
+    if (llvm::any_of(Declared, [&](const AxisEntry *O) {
+          return O->Axis == TU.Axes.name(A);
+        })) {
+      Have.push_back(A);
+      Positions.push_back(V.get(A)->Pos);
+    }
+  if (Have.size() != Declared.size())
+    return std::nullopt;
+  for (size_t I = 1; I < Positions.size(); ++I)
+    if (Positions[I] == Positions[I - 1])
+      return std::nullopt; // no order given
+  for (size_t I = 0; I < Have.size(); ++I)
+    if (TU.Axes.name(Have[I]) != Declared[I]->Axis)
+      return Have;
+  return std::nullopt;
+}
+
 void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                             const Destination &Dest, const Expr *E) {
   DiagKind Kind = Dest.Kind == Destination::Argument ? DiagKind::CallArgument
@@ -1175,6 +1211,8 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     AxisId Axis;
     PerAxisType Have;
     const AxisFact *Fact;
+    /// A tuple entry in another order: the value's order, outer to inner.
+    llvm::SmallVector<AxisId, 3> Order = {};
   };
   llvm::SmallVector<Mismatch, 2> Mismatches;
   for (const AxisEntry &Entry : Want.Entries) {
@@ -1198,6 +1236,10 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                          : (*D < 0) == (K < 0) && *D != K;
       if (Differ)
         Mismatches.push_back({&Entry, A, types::S(*D), F});
+      else if (Entry.Pos == 0)
+        if (std::optional<llvm::SmallVector<AxisId, 3>> Order =
+                tupleOrderDiffers(V, *D, Want, Entry))
+          Mismatches.push_back({&Entry, A, types::S(*D), F, *Order});
     }
   }
   if (Mismatches.empty()) {
@@ -1223,6 +1265,7 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     P.Actual = M.Have;
     P.Origins.push_back({nullptr, M.Have, M.Fact->originOf(M.Have)});
     P.Dest = Dest;
+    P.ActualOrder = M.Order;
     if (Mismatches.size() == 1 && !M.Have.is_shard())
       P.Fix = conversion(E, M.Have, M.Entry->Type);
     report(std::move(P));

@@ -326,6 +326,11 @@ private:
                                          const std::vector<core::Operand> &Core,
                                          const SuggestedCollective &Fix,
                                          const core::InferenceContext &IC);
+  /// Global mode: \p V's order of dim \p D's axes when \p Want declares
+  /// them as a tuple in another order (spec §12.1), else nullopt.
+  std::optional<llvm::SmallVector<AxisId, 3>>
+  tupleOrderDiffers(const Value &V, int D, const TypeAnnotation &Want,
+                    const AxisEntry &Entry) const;
   /// Global mode: the sharding rule's error for op \p Name on axis \p A
   /// when operand \p Index (of Ops.Sources) had type \p T there instead of
   /// its own; nullopt when the rule accepts it or cannot decide (a shard or
