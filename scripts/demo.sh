@@ -2,8 +2,9 @@
 # `make demo`: the end-to-end story of spmd-check on one machine (after
 # `make build`).
 #
-#   1. compile the annotated tensor-parallel training loop with the plugin:
-#      0 SPMD diagnostics;
+#   1. compile the annotated tensor-parallel training loop with the plugin
+#      (the block in global mode, with strict shards, as its build does; its
+#      local-mode twin too): 0 SPMD diagnostics;
 #   2. compile one classic bug (the missing copy-to-tensor-parallel region)
 #      with the plugin: the compiler rejects it, as a user would see it;
 #   3. train the example on 4 ranks (dp=2 x tp=2) over real Gloo process
@@ -17,7 +18,7 @@
 #      equivalence table), dp=1 x tp=4, and the bug trained without the plugin;
 #   6. a one-line verdict.
 #
-# The seven plugin compiles of sections 1, 2 and 5 (syntax-only, the demo's
+# The nine plugin compiles of sections 1, 2 and 5 (syntax-only, the demo's
 # slowest part on a small machine) start at once in the background, two at a
 # time; each section prints their results when it needs them. Every section
 # ends with its wall time and the load average.
@@ -79,6 +80,7 @@ clean() { compile "$1" "$TOOLS/plugin_compile.py" --build-dir "$BUILD" --plugin 
   compile gpt_bug "$ROOT/test/examples/gpt_bug_compile.py" "$BUILD" "$PLUGIN" "$GPT_BUG"
   clean tp_tensor_parallel examples/tp_transformer_block/tensor_parallel.cpp
   clean tp_optimizer examples/tp_transformer_block/optimizer.cpp
+  clean tp_tensor_parallel_local examples/tp_transformer_block/tensor_parallel_local.cpp
 ) &
 (
   clean gpt_train examples/gpt/train.cpp
@@ -91,12 +93,17 @@ clean() { compile "$1" "$TOOLS/plugin_compile.py" --build-dir "$BUILD" --plugin 
 # -- 1 ------------------------------------------------------------------
 section "1. The annotated example, compiled with the plugin"
 echo "\$ clang++-19 -fplugin=${PLUGIN#"$ROOT"/} -fsyntax-only ... examples/tp_transformer_block/*.cpp"
-sources=(tensor_parallel sequence_parallel optimizer train)
+sources=(tensor_parallel sequence_parallel optimizer train tensor_parallel_local)
 total=0
 for s in "${sources[@]}"; do
   await "tp_$s"
   n=$(sed -n 's/^\([0-9]*\) SPMD diagnostics.*/\1/p' <<<"$out")
-  printf '  %-22s %s SPMD diagnostics\n' "$s.cpp" "${n:-?}"
+  mode=""
+  case $s in
+    tensor_parallel) mode=" (global mode, strict shards: the build's flags)" ;;
+    tensor_parallel_local) mode=" (the same block for local mode)" ;;
+  esac
+  printf '  %-26s %s SPMD diagnostics%s\n' "$s.cpp" "${n:-?}" "$mode"
   if [ $rc -ne 0 ]; then echo "$out"; fail "the example does not compile cleanly with the plugin"; fi
   total=$((total + n))
 done
@@ -137,12 +144,12 @@ sed -n '/equivalence/,$p' <<<"$bug" | sed 's/^verdict:/bug variant verdict:/'
 # -- 5: the GPT (examples/gpt) ------------------------------------------
 GPT_STEPS=${DEMO_GPT_STEPS:-20}
 section "5. A whole GPT: vocab-parallel embedding, 2 blocks (fused-QKV attention, MLP), sequence parallelism, vocab-parallel loss, AdamW, clipping"
-echo "\$ clang++-19 -fplugin=${PLUGIN#"$ROOT"/} -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-global -fsyntax-only ... examples/gpt/{model,train}.cpp"
+echo "\$ clang++-19 -fplugin=${PLUGIN#"$ROOT"/} -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-strict-shards -fplugin-arg-spmd-check-global -fsyntax-only ... examples/gpt/{model,train}.cpp"
 gtotal=0
 for s in model train; do
   await "gpt_$s"
   n=$(sed -n 's/^\([0-9]*\) SPMD diagnostics.*/\1/p' <<<"$out")
-  printf '  %-22s %s SPMD diagnostics (strict global mode: unknowns included)\n' "$s.cpp" "${n:-?}"
+  printf '  %-22s %s SPMD diagnostics (strict global mode: unknowns and lost shard dims included)\n' "$s.cpp" "${n:-?}"
   if [ $rc -ne 0 ]; then echo "$out"; fail "the GPT does not compile cleanly with the plugin"; fi
   gtotal=$((gtotal + n))
 done

@@ -44,22 +44,34 @@ long stack_dim(const CollectiveCall& c) {
 
 Status check_innermost(std::string_view op, std::string_view axis,
                        const SpecEntry& entry, long dim) {
-  if (entry.empty() || entry.back() == axis ||
-      std::find(entry.begin(), entry.end(), axis) == entry.end())
+  return check_innermost_group(op, axis, {std::string(axis)}, entry, dim);
+}
+
+Status check_innermost_group(std::string_view op, std::string_view axis,
+                             const std::vector<std::string>& group,
+                             const SpecEntry& entry, long dim) {
+  SpecEntry on_dim;  // the group's axes that shard this dim, outer to inner
+  for (const auto& a : group)
+    if (std::find(entry.begin(), entry.end(), a) != entry.end())
+      on_dim.push_back(a);
+  if (on_dim.empty() ||
+      std::equal(on_dim.rbegin(), on_dim.rend(), entry.rbegin()))
     return Ok{};
-  std::string group = "(";
+  std::string tuple = "(";
   for (std::size_t k = 0; k < entry.size(); ++k)
-    group += (k ? ", " : "") + entry[k];
-  group += ")";
+    tuple += (k ? ", " : "") + entry[k];
+  tuple += ")";
   const std::string& inner = entry.back();
+  const bool one = group.size() == 1;
+  std::string what = one ? "it is not the innermost axis"
+                         : "its axes are not the innermost axes, in order,";
   return error(ErrorKind::RedistributeError,
                std::string(op) + " on axis " + std::string(axis) +
-                   " is not allowed because it is not the innermost "
-                   "axis in its PartitionSpec group " +
-                   group + " (dim " + std::to_string(dim) +
-                   "); only the innermost axis (" + inner +
-                   ") can be redistributed directly",
-               std::string(axis),
+                   " is not allowed because " + what +
+                   " in its PartitionSpec group " + tuple + " (dim " +
+                   std::to_string(dim) + "); only the innermost axis (" +
+                   inner + ") can be redistributed directly",
+               one ? std::string(axis) : on_dim.front(),
                "first move " + inner + " off the dim (e.g. all_gather on " +
                    inner + "), or use local_map");
 }
@@ -262,7 +274,10 @@ Result<TensorType> transfer_local_map(
     return transfer(call, local_in, axis, ctx.local.strict, axis_is_singleton);
   TensorType local_out = local_in.value_or(TensorType{});
   for (const auto& a : resolved_axes) {
-    auto r = transfer(call, local_out, a, ctx.local.strict, false);
+    // [axis] itself keeps the collective's singleton flag (a size-1 axis has
+    // no entry in the type to transfer); sub-axes of a flattened axis do not.
+    auto r = transfer(call, local_out, a, ctx.local.strict,
+                      axis_is_singleton && a == axis);
     if (!r) return r.error();
     local_out = *r;
   }
@@ -334,13 +349,16 @@ Status check_shard_not_pending_sum(const CollectiveCall& call,
 // §12.4's input checks on one global axis `a` of the input.
 Status check_global_input_axis(const CollectiveCall& call,
                                const std::string& op, const std::string& a,
+                               std::string_view axis,
+                               const std::vector<std::string>& axes,
                                const GlobalType& input, const Shape& shape,
                                const GlobalContext& ctx) {
   PerAxisType in_t = *input.local.get(a);
   std::optional<long> in_shard;
   if (input.spec) {
     if (auto d = input.spec->dim_of(a)) {
-      auto inner = check_innermost(op, a, input.spec->entry(*d), *d);
+      auto inner =
+          check_innermost_group(op, axis, axes, input.spec->entry(*d), *d);
       if (!inner) return inner.error();
       in_shard = *d;
     }
@@ -448,7 +466,8 @@ Result<GlobalType> transfer_global(
   if (!ctx.global) return out;
   for (const auto& a : axes) {
     if (!ctx.is_global(a) || !input->local.has(a)) continue;
-    auto checked = check_global_input_axis(call, op, a, *input, shape, ctx);
+    auto checked =
+        check_global_input_axis(call, op, a, axis, axes, *input, shape, ctx);
     if (!checked) return checked.error();
   }
   if (!shape.rank_known())

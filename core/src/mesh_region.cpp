@@ -604,26 +604,37 @@ std::string axis_mismatch_hint(const std::vector<TensorType>& operands,
 
 // ---- collectives over flattened axes ---------------------------------------
 
-std::optional<std::vector<std::string>> resolve_collective_axes(
-    std::string_view axis, const TensorType& x, const AxisTable& table) {
-  if (x.has(axis)) return std::vector<std::string>{std::string(axis)};
+std::optional<std::vector<std::string>> axis_components(
+    std::string_view axis, const std::vector<std::string>& candidates,
+    const AxisTable& table) {
   const MeshAxis* target = table.find(axis);
   if (target == nullptr) return std::nullopt;
-  std::vector<std::string> subs;
+  std::vector<std::pair<long, std::string>> subs;  // (max stride, name)
   std::vector<MeshAxis> layouts;
-  for (const std::string& n : x.axes()) {
+  for (const std::string& n : candidates) {
     const MeshAxis* m = table.find(n);
     if (m == nullptr) continue;
     if (*m == *target) return std::vector<std::string>{n};  // same axis
     if (m->is_proper_sub_axis_of(*target)) {
-      subs.push_back(n);
+      subs.emplace_back(m->max_stride(), n);
       layouts.push_back(*m);
     }
   }
   if (subs.empty()) return std::nullopt;
   Result<MeshAxis> f = flatten(layouts);
   if (!f.ok() || f.value() != *target) return std::nullopt;
-  return subs;
+  // Orthogonal sub-axes have distinct strides, so the order is total.
+  std::sort(subs.begin(), subs.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> out;
+  for (const auto& entry : subs) out.push_back(entry.second);
+  return out;
+}
+
+std::optional<std::vector<std::string>> resolve_collective_axes(
+    std::string_view axis, const TensorType& x, const AxisTable& table) {
+  if (x.has(axis)) return std::vector<std::string>{std::string(axis)};
+  return axis_components(axis, x.axes(), table);
 }
 
 Result<TensorType> transfer_on_axis(const CollectiveCall& call,

@@ -1678,6 +1678,74 @@ ShardRule shard_rule_of(std::string_view op) {
   return ShardRule::Unknown;
 }
 
+namespace {
+
+// The broadcast size of output dim i of a pointwise op, when every operand
+// that has the dim knows its size there.
+std::optional<long> broadcast_size(const std::vector<Shape>& tensors, long i,
+                                   long out_rank) {
+  long size = 1;
+  for (const auto& t : tensors) {
+    long k = i - (out_rank - t.rank());
+    if (k < 0) continue;  // the operand lacks the dim: broadcast
+    auto z = t.size(k);
+    if (!z) return std::nullopt;
+    if (*z == 1) continue;
+    if (size != 1 && size != *z) return std::nullopt;  // not broadcastable
+    size = *z;
+  }
+  return size;
+}
+
+}  // namespace
+
+Shape result_shape(std::string_view op, const std::vector<Shape>& tensors,
+                   const ShardingArgs& args, std::optional<long> out_rank) {
+  if (!out_rank || *out_rank < 0) return Shape::unknown();
+  Shape s = Shape::of_rank(*out_rank);
+  if (tensors.empty()) return s;
+  for (const auto& t : tensors)
+    if (!t.rank_known()) return s;
+  const Shape& x = tensors.front();
+  auto& sizes = *s.dims;
+  switch (shard_rule_of(op)) {
+    case ShardRule::Pointwise:
+      for (const auto& t : tensors)
+        if (t.rank() > *out_rank) return s;
+      for (long i = 0; i < *out_rank; ++i)
+        sizes[i] = broadcast_size(tensors, i, *out_rank);
+      return s;
+    case ShardRule::LinearReduction:
+    case ShardRule::NonlinearReduction: {
+      if (tensors.size() != 1) return s;  // max(a, b): not a reduction
+      auto dims = reduced_dims(args, x.rank());
+      if (!dims) return s;
+      long want =
+          args.keepdim ? x.rank() : x.rank() - static_cast<long>(dims->size());
+      if (want != *out_rank) return s;
+      long o = 0;
+      for (long d = 0; d < x.rank(); ++d) {
+        bool reduced = std::count(dims->begin(), dims->end(), d) > 0;
+        if (reduced && !args.keepdim) continue;
+        sizes[o++] = reduced ? std::optional<long>(1) : x.size(d);
+      }
+      return s;
+    }
+    case ShardRule::Shape: {
+      if (canonical_op_name(op) != "unsqueeze" || !args.known ||
+          args.dims.size() != 1 || *out_rank != x.rank() + 1)
+        return s;
+      auto at = norm_dim(args.dims[0], *out_rank);
+      if (!at) return s;
+      for (long i = 0, j = 0; i < *out_rank; ++i)
+        sizes[i] = i == *at ? std::optional<long>(1) : x.size(j++);
+      return s;
+    }
+    default:
+      return s;
+  }
+}
+
 Result<AxisOutcome> propagate_axis(std::string_view op,
                                    const std::vector<AxisArg>& tensors,
                                    const ShardingArgs& args,

@@ -84,8 +84,8 @@ FullParams init_params(const Config& c);
 class LayerNormImpl : public torch::nn::Module {
  public:
   LayerNormImpl(const FullParams& p, const std::string& name, bool bias);
-  SPMD_TYPE(dp = V, tp = S(0))
-  Tensor forward(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x);
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+  Tensor forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& x);
 
   SPMD_TYPE(dp = R, tp = R) Tensor weight;
   SPMD_TYPE(dp = R, tp = R) c10::optional<Tensor> bias;
@@ -98,8 +98,8 @@ class ColumnParallelLinearImpl : public torch::nn::Module {
  public:
   ColumnParallelLinearImpl(const FullParams& p, const std::string& name,
                            bool bias, const Shard& s);
-  SPMD_TYPE(dp = V, tp = S(-1))
-  Tensor forward(SPMD_TYPE(dp = V, tp = R) const Tensor& x);
+  SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
+  Tensor forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(3)) const Tensor& x);
 
   SPMD_TYPE(dp = R, tp = S(0)) Tensor weight;
   SPMD_TYPE(dp = R, tp = S(0)) c10::optional<Tensor> bias;
@@ -113,11 +113,11 @@ class RowParallelLinearImpl : public torch::nn::Module {
  public:
   RowParallelLinearImpl(const FullParams& p, const std::string& name, bool bias,
                         const Shard& s);
-  SPMD_TYPE(dp = V, tp = S(0))
-  Tensor forward(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& x);
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+  Tensor forward(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3)) const Tensor& x);
 
   SPMD_TYPE(dp = R, tp = S(1)) Tensor weight;
-  SPMD_TYPE(dp = R, tp = R) c10::optional<Tensor> bias;
+  SPMD_TYPE(dp = R, tp = R, spmd::rank(1)) c10::optional<Tensor> bias;
 };
 TORCH_MODULE(RowParallelLinear);
 
@@ -126,8 +126,8 @@ class AttentionImpl : public torch::nn::Module {
  public:
   AttentionImpl(const FullParams& p, const std::string& prefix, const Config& c,
                 const Shard& s);
-  SPMD_TYPE(dp = V, tp = S(0))
-  Tensor forward(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x);
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+  Tensor forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& x);
 
   LayerNorm norm{nullptr};
   ColumnParallelLinear qkv{nullptr};  ///< fused q, k, v of this rank's heads
@@ -141,8 +141,8 @@ class MlpImpl : public torch::nn::Module {
  public:
   MlpImpl(const FullParams& p, const std::string& prefix, const Config& c,
           const Shard& s);
-  SPMD_TYPE(dp = V, tp = S(0))
-  Tensor forward(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x);
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+  Tensor forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) const Tensor& x);
 
   LayerNorm norm{nullptr};
   ColumnParallelLinear fc1{nullptr};
@@ -158,11 +158,11 @@ TORCH_MODULE(Mlp);
 class EmbeddingImpl : public torch::nn::Module {
  public:
   EmbeddingImpl(const FullParams& p, const Config& c, const Shard& s);
-  SPMD_TYPE(dp = V, tp = S(0))
-  Tensor forward(SPMD_TYPE(dp = V, tp = R) const Tensor& tokens);
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+  Tensor forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2)) const Tensor& tokens);
 
   SPMD_TYPE(dp = R, tp = S(0)) Tensor weight;  ///< [vocab/tp, hidden]
-  SPMD_TYPE(dp = R, tp = R) Tensor position;   ///< [seq, hidden]
+  SPMD_TYPE(dp = R, tp = R, spmd::rank(2)) Tensor position;  ///< [seq, hidden]
   int64_t vocab_start, vocab_end, seq_start, seq_local;
 };
 TORCH_MODULE(Embedding);
@@ -177,8 +177,8 @@ class GPTImpl : public torch::nn::Module {
   /// share of the sum (P on dp), one value on every tp rank (I).
   /// tokens, targets: [seq, batch/dp] byte ids.
   SPMD_TYPE(dp = P, tp = I)
-  Tensor forward(SPMD_TYPE(dp = V, tp = R) const Tensor& tokens,
-                 SPMD_TYPE(dp = V, tp = R) const Tensor& targets,
+  Tensor forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2)) const Tensor& tokens,
+                 SPMD_TYPE(dp = V, tp = R, spmd::rank(2)) const Tensor& targets,
                  double global_tokens);
 
   /// The parameters whose every element lives on every tp rank (norms,
@@ -199,10 +199,10 @@ TORCH_MODULE(GPT);
 /// Per-token loss of logits split over the vocabulary (S(-1)), without ever
 /// gathering them: max, sum of exponentials and the target's logit are
 /// reduced over tp. Returns [seq, batch/dp], one value on every tp rank.
-SPMD_TYPE(dp = V, tp = I)
-Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1))
+SPMD_TYPE(dp = V, tp = I, spmd::rank(2))
+Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
                                         const Tensor& logits,
-                                    SPMD_TYPE(dp = V, tp = R)
+                                    SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
                                         const Tensor& targets,
                                     int64_t vocab_start, int64_t vocab_end);
 

@@ -1,8 +1,8 @@
 // model.cpp - the GPT's modules, its vocab-parallel loss and the optimizer
 // step, annotated with SPMD types and compiled through the spmd-check plugin
-// in strict global mode (0 diagnostics is part of the build). The "// BUG"
-// lines are the mistakes of bugs.h; docs/walkthrough.md explains every
-// annotation.
+// in strict global mode with strict-shards (0 diagnostics is part of the
+// build). The "// BUG" lines are the mistakes of bugs.h; docs/walkthrough.md
+// explains every annotation.
 #include <ATen/ATen.h>
 #include <spmd/checker.h>
 
@@ -152,24 +152,27 @@ GPTImpl::GPTImpl(const FullParams& p, const Config& c, const Shard& s) {
 
 // Pre-norm on this rank's tokens. The result keeps x's layout: each tp rank
 // normalises its own slice of the sequence.
-SPMD_TYPE(dp = V, tp = S(0))
-Tensor LayerNormImpl::forward(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x) {
+SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+Tensor LayerNormImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+                                  const Tensor& x) {
   return at::layer_norm(x, {x.size(-1)}, weight, bias);
 }
 
 // x is the whole sequence, R on tp: every tp rank multiplies it with its own
 // rows of the weight, so its gradient is a partial sum (the all_gather that
 // made it R reduce-scatters that sum in backward).
-SPMD_TYPE(dp = V, tp = S(-1))
-Tensor ColumnParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = R)
+SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
+Tensor ColumnParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = R,
+                                                   spmd::rank(3))
                                              const Tensor& x) {
   return at::linear(x, weight, bias);
 }
 
 // linear(S(-1), S(1)) contracts the sharded dim: in global mode the checker
 // knows the product is a pending sum P without a hand-written reinterpret.
-SPMD_TYPE(dp = V, tp = S(0))
-Tensor RowParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = S(-1))
+SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+Tensor RowParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = S(-1),
+                                                spmd::rank(3))
                                           const Tensor& x) {
   if (GPT_BUG_ON(bias_before_reduce)) {
     auto y = at::linear(x, weight, bias);  // BUG(bias_before_reduce)
@@ -191,8 +194,9 @@ Tensor RowParallelLinearImpl::forward(SPMD_TYPE(dp = V, tp = S(-1))
 }
 
 SPMD_MESH(dp, tp)
-SPMD_TYPE(dp = V, tp = S(0))
-Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x) {
+SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+                                  const Tensor& x) {
   auto h = norm(x);  // {dp: V, tp: S(0)}
   // Gather the sequence from the sequence-parallel region: every tp rank
   // needs every token for its heads, and uses them differently (dst R);
@@ -206,29 +210,37 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x) {
     h_full = spmd::all_gather(h, tp, S(0), R);  // {dp: V, tp: R}
   const int64_t s = h_full.size(0), b = h_full.size(1);
 
-  // The fused projection gives this rank's heads, each [q | k | v].
-  auto qkv_local = qkv(h_full).view({s, b, local_heads, 3 * head_dim});
+  // The fused projection gives this rank's heads, each [q | k | v]. A view
+  // loses the shard dim (ranks are tracked, sizes are not): the heads, split
+  // out of the features, are this rank's slice, S(2). The chunk is on dim 3,
+  // which tp does not shard; permute moves the shard (S(1) of q, k, v).
+  auto qkv_local = spmd::assert_type(
+      qkv(h_full).view({s, b, local_heads, 3 * head_dim}), {dp = V, tp = S(2)});
   auto parts = qkv_local.chunk(3, -1);      // each [s, b, heads/tp, head_dim]
   auto q = parts[0].permute({1, 2, 0, 3});  // [b, heads/tp, s, head_dim]
   auto k = parts[1].permute({1, 2, 0, 3});
   auto v = parts[2].permute({1, 2, 0, 3});
 
   // Causal softmax over whole sequences: the heads are split, the keys are
-  // not, so softmax needs no communication.
+  // not, so softmax needs no communication. triu has no shape rule: the
+  // mask's declaration gives its rank for masked_fill's broadcasting.
   auto scores =
       at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(head_dim));
-  auto future = at::ones({s, s}, h_full.options().dtype(at::kBool)).triu(1);
+  SPMD_TYPE(dp = R, tp = R, spmd::rank(2))
+  Tensor future = at::ones({s, s}, h_full.options().dtype(at::kBool)).triu(1);
   scores = scores.masked_fill(future, -std::numeric_limits<double>::infinity());
   auto mixed = at::matmul(at::softmax(scores, -1), v);  // [b, heads/tp, s, hd]
 
-  // Back to [s, b, heads/tp * head_dim]: this rank's slice of the features.
+  // Back to [s, b, heads/tp * head_dim]: this rank's slice of the features
+  // (the reshape loses the dim again; assert_type restates it).
   auto o = mixed.permute({2, 0, 1, 3}).reshape({s, b, local_heads * head_dim});
   auto o_typed = spmd::assert_type(o, {dp = V, tp = S(-1)});
   return x + out(o_typed);  // residual on the sequence shard
 }
 
-SPMD_TYPE(dp = V, tp = S(0))
-Tensor MlpImpl::forward(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x) {
+SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+Tensor MlpImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+                            const Tensor& x) {
   auto h = spmd::all_gather(norm(x), tp, S(0), R);  // {dp: V, tp: R}
   auto a = at::gelu(fc1(h));                        // this rank's ffn slice
   auto a_typed = spmd::assert_type(a, {dp = V, tp = S(-1)});
@@ -238,8 +250,9 @@ Tensor MlpImpl::forward(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x) {
 // Vocab-parallel lookup: this rank holds rows [vocab_start, vocab_end).
 // Other tokens look up row 0 and are zeroed, so that the sum over tp picks
 // the owner's row; the sum is reduce-scattered onto the sequence shards.
-SPMD_TYPE(dp = V, tp = S(0))
-Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R) const Tensor& tokens) {
+SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
+Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
+                                  const Tensor& tokens) {
   auto outside = tokens.lt(vocab_start) | tokens.ge(vocab_end);
   auto local_ids = (tokens - vocab_start).masked_fill(outside, 0);
   auto rows = at::embedding(weight, local_ids);
@@ -249,44 +262,69 @@ Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R) const Tensor& tokens) {
   // the rows are unmasked and rejects the reinterpret.
   auto partial =
       spmd::reinterpret(rows, tp, V, P);  // BUG(embedding_not_masked)
-  SPMD_TYPE(dp = V, tp = S(0)) Tensor x;
+  SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) Tensor x;
   if (GPT_BUG_ON(embedding_not_reduced))
     x = partial.narrow(0, seq_start, seq_local);  // BUG(embedding_not_reduced)
   else
     x = spmd::reduce_scatter(partial, tp, P, S(0));  // [seq/tp, b, hidden]
-  // Positions of this rank's tokens: R on tp, so their gradient is summed
-  // over tp in the optimizer step.
-  return x + position.narrow(0, seq_start, seq_local).unsqueeze(1);
+  // Positions of this rank's tokens: this rank's chunk of the R table
+  // (convert R -> S(0) slices, no communication; its backward zero-pads, so
+  // the gradient of `position` is a partial sum over tp, summed in the
+  // optimizer step).
+  return x + spmd::convert(position, tp, R, S(0)).unsqueeze(1);
 }
 
-SPMD_TYPE(dp = V, tp = I)
-Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1))
+// Each rank's max over its own slice of the vocabulary (keepdim): one entry
+// of the vocab dim per rank, to be gathered. A per-rank reduction over the
+// shard itself is a local operation, so a local region: in global mode
+// max(-1) of the S(-1) logits is a max over the whole sharded dim, which the
+// per-rank results cannot give (docs/plugin.md, "Annotating an existing
+// engine").
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
+static Tensor local_vocab_max(SPMD_TYPE(dp = V, tp = S(-1))
+                                  const Tensor& logits) {
+  return std::get<0>(logits.max(-1, /*keepdim=*/true)).detach();
+}
+
+// The logit of each token's target in this rank's slice of the vocabulary
+// (local_ids: the target's index in the slice, 0 where another rank holds
+// it). Indices into the local slice are a per-rank operation: a local
+// region, whose result differs per rank (V, no shard dim).
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = V, spmd::rank(2))
+static Tensor local_target_logit(SPMD_TYPE(dp = V, tp = S(-1))
+                                     const Tensor& logits,
+                                 SPMD_TYPE(dp = V, tp = R)
+                                     const Tensor& local_ids) {
+  return logits.gather(-1, local_ids.unsqueeze(-1)).squeeze(-1);
+}
+
+SPMD_TYPE(dp = V, tp = I, spmd::rank(2))
+Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(3))
                                         const Tensor& logits,
-                                    SPMD_TYPE(dp = V, tp = R)
+                                    SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
                                         const Tensor& targets,
                                     int64_t vocab_start, int64_t vocab_end) {
   auto not_here = targets.lt(vocab_start) | targets.ge(vocab_end);
   auto local_targets = (targets - vocab_start).masked_fill(not_here, 0);
   if (GPT_BUG_ON(ce_sharded_vocab)) {
-    auto logp = at::log_softmax(logits, -1);  // over this rank's slice only
+    // log_softmax over this rank's slice of the vocabulary only.
+    auto logp = at::log_softmax(logits, -1);  // BUG(ce_sharded_vocab)
     auto target_ids = local_targets.unsqueeze(-1);
     return -logp.gather(-1, target_ids).squeeze(-1);  // BUG(ce_sharded_vocab)
   }
   // Subtract the global max for stability (a constant: no gradient).
-  // Each rank's max over its slice: one entry of the vocab dim per rank
-  // (global mode cannot place the shard through max without the rank).
-  auto local_max =
-      spmd::assert_type(std::get<0>(logits.max(-1, /*keepdim=*/true)).detach(),
-                        {dp = V, tp = S(-1)});
+  // Each rank's max over its slice: one entry of the vocab dim per rank.
+  auto local_max = local_vocab_max(logits);
   auto all_max = spmd::all_gather(local_max, tp, S(-1), R);
   auto global_max = std::get<0>(all_max.max(-1, /*keepdim=*/true));
-  auto shifted = logits - global_max;
-  // The denominator: exponentials summed over every rank's slice.
-  auto local_sum = shifted.exp().sum(-1);
-  auto sum_exp =
-      spmd::all_reduce(spmd::reinterpret(local_sum, tp, V, P), tp, P, I);
+  auto shifted = logits - global_max;  // the max (keepdim) broadcasts: S(-1)
+  // The denominator: exponentials summed over every rank's slice. A sum over
+  // the sharded dim is a pending sum P in global mode (no reinterpret).
+  auto sum_exp = spmd::all_reduce(shifted.exp().sum(-1), tp, P, I);
   // The target's logit, found on exactly one rank.
-  auto picked = shifted.gather(-1, local_targets.unsqueeze(-1)).squeeze(-1);
+  auto picked = local_target_logit(shifted, local_targets);
   picked = picked.masked_fill(not_here, 0.0);
   auto target_logit =
       spmd::all_reduce(spmd::reinterpret(picked, tp, V, P), tp, P, I);
@@ -294,8 +332,10 @@ Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1))
 }
 
 SPMD_TYPE(dp = P, tp = I)
-Tensor GPTImpl::forward(SPMD_TYPE(dp = V, tp = R) const Tensor& tokens,
-                        SPMD_TYPE(dp = V, tp = R) const Tensor& targets,
+Tensor GPTImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
+                            const Tensor& tokens,
+                        SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
+                            const Tensor& targets,
                         double global_tokens) {
   auto x = embed(tokens);  // {dp: V, tp: S(0)}
   for (size_t l = 0; l < attention.size(); ++l) {

@@ -25,6 +25,11 @@
 // sequence_parallel.cpp: all_reduce of the sequence-sharded activation where
 // an all_gather was needed (a shard is not a pending sum).
 #define TP_BLOCK_BUG_all_reduce_not_gather 4
+// tensor_parallel.cpp: the all_reduce of the row-parallel product forgotten
+// (Megatron's g): each tp rank adds only its own term of the sum to the
+// residual. Written as one mistake since global mode infers the pending sum
+// (no hand-written reinterpret marks it any more).
+#define TP_BLOCK_BUG_missing_all_reduce 5
 
 #ifndef TP_BLOCK_BUG
 #define TP_BLOCK_BUG TP_BLOCK_BUG_none

@@ -9,6 +9,8 @@
 #include <spmd/checker.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace tp_example {
 
@@ -102,14 +104,27 @@ void Reference::step(const Data& d, double lr) {
   p.w2.sub_(grads.w2 * lr);
 }
 
+spmd::checker::TypecheckOptions checker_options(const Config& c) {
+  spmd::checker::TypecheckOptions o;
+  if (!c.sequence_parallel && tp_layout().global) {
+    o.local = false;
+    o.local_axes = std::vector<std::string>{"dp"};
+  }
+  return o;
+}
+
+// A weight's type on tp for a shard dim of TpLayout (-1: whole, I).
+static spmd::PerAxisType on_tp(int64_t dim) { return dim < 0 ? I : S(dim); }
+
 void assert_types_tp(const LocalParams& p, const at::Tensor& x,
                      const at::Tensor& target) {
+  const TpLayout layout = tp_layout();
   spmd::assert_type(x, {dp = V, tp = I});
   spmd::assert_type(target, {dp = V, tp = I});
   spmd::assert_type(p.ln_w, {dp = R, tp = I});
   spmd::assert_type(p.ln_b, {dp = R, tp = I});
-  spmd::assert_type(p.w1, {dp = R, tp = V});
-  spmd::assert_type(p.w2, {dp = R, tp = V});
+  spmd::assert_type(p.w1, {dp = R, tp = on_tp(layout.w1_dim)});
+  spmd::assert_type(p.w2, {dp = R, tp = on_tp(layout.w2_dim)});
 }
 
 void assert_types_sp(const LocalParams& p, const at::Tensor& x,

@@ -7,6 +7,7 @@
 #define SPMD_EXAMPLES_TP_TRANSFORMER_BLOCK_EXPERIMENT_H
 
 #include <ATen/core/Tensor.h>
+#include <spmd/checker.h>
 
 #include <cstdint>
 
@@ -66,10 +67,20 @@ struct Reference {
   void step(const Data& d, double lr);
 };
 
+/// The runtime checker's options for the training loop (--typecheck): the
+/// mode the block is written for. A tp block written for global mode
+/// (tp_layout().global, tensor_parallel.cpp) is typed in global mode with dp
+/// kept local (spec §12.5: the batch split is V, as the annotations say; the
+/// loss's hand-written dp reinterpret stays legal), so the runtime follows
+/// the tp shards and infers the row-parallel pending sum as the plugin does.
+/// Local mode for the local block (tensor_parallel_local.cpp), the bug
+/// variants of examples/bugs and sequence parallelism.
+spmd::checker::TypecheckOptions checker_options(const Config& c);
+
 /// The types of this rank's tensors for the runtime checker (--typecheck):
 /// what the blocks' annotations state, set once before training. The
-/// weights are V on tp whatever their shard dim (a bug variant may change
-/// it).
+/// weights' shard dims are tp_layout()'s (a bug variant may change them);
+/// local mode reads them as V.
 void assert_types_tp(const LocalParams& p, const at::Tensor& x,
                      const at::Tensor& target);
 /// The same for the sequence-parallel layout.

@@ -66,13 +66,20 @@ struct AppliedGrads {
 };
 
 /// How the tp block splits W1 and W2 over tp: the tensor dim that is sharded
-/// (S(dim)), or -1 when every rank holds the whole tensor.
+/// (S(dim)), or -1 when every rank holds the whole tensor; and the mode its
+/// annotations are written for.
 struct TpLayout {
   int64_t w1_dim = 0;  ///< column-parallel: S(0)
   int64_t w2_dim = 1;  ///< row-parallel: S(1)
+  /// Written for global mode (spec §12: shard dims tracked, the row-parallel
+  /// pending sum inferred), so the runtime checker types it in global mode
+  /// (checker_options); false: local mode, with the pending sum declared by a
+  /// hand-written reinterpret (tensor_parallel_local.cpp, examples/bugs).
+  bool global = false;
 };
 
-// ---- tensor_parallel.cpp (replaced by the bug variants of the block) ----
+// ---- tensor_parallel.cpp (replaced by tensor_parallel_local.cpp or a bug
+// variant of the block) ----
 
 /// The layout that mlp_block expects its weights in.
 TpLayout tp_layout();

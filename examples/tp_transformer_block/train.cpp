@@ -214,7 +214,11 @@ int run(int argc, char** argv) {
               << world->size() << " ranks, "
               << spmd::to_string(world->backend()) << "), sequence parallel: "
               << (c.sequence_parallel ? "on" : "off")
-              << (opt.typecheck ? ", runtime type checker: on" : "") << "\n"
+              << (!opt.typecheck                       ? ""
+                  : checker_options(c).local.value_or(true)
+                      ? ", runtime type checker: on (local mode)"
+                      : ", runtime type checker: on (global mode on tp)")
+              << "\n"
               << "  seq=" << c.seq << " batch=" << c.batch
               << " hidden=" << c.hidden << " ffn=" << c.ffn
               << ", SGD lr=" << c.lr << ", " << c.steps << " steps, seed "
@@ -236,11 +240,12 @@ int run(int argc, char** argv) {
   };
 
   // --typecheck: every ATen op and collective of the sharded training loop
-  // is typed at run time (strict mode, the mesh of the MeshGuard); the
+  // is typed at run time (strict mode, the mesh of the MeshGuard; global
+  // mode on tp for the block of tensor_parallel.cpp, checker_options); the
   // one-device reference and the comparisons run with checking paused.
   std::optional<spmd::checker::TypecheckGuard> typecheck;
   if (opt.typecheck) {
-    typecheck.emplace();
+    typecheck.emplace(checker_options(c));
     if (c.sequence_parallel)
       assert_types_sp(p, x, target);
     else

@@ -59,7 +59,7 @@ Options::Options() {
 
 /// What parseArgs accepts, for error messages.
 static std::string acceptedArguments() {
-  return "expected 'strict', 'strict-shards', 'global', "
+  return "expected 'strict', 'strict-shards', 'no-strict-shards', 'global', "
          "'local-axes=<axis,...>', "
          "'system-headers', 'stats', 'warn=<kind>', "
          "'error=<kind>' or 'ignore=<kind>' (kind: all, " +
@@ -102,13 +102,20 @@ bool collectPluginArgs(
 }
 
 bool Options::parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err) {
+  bool Ok = parseEach(Args, Err);
+  // strict includes the lost shard dims unless opted out, whatever the order.
+  StrictShards = Strict && !NoStrictShards;
+  return Ok;
+}
+
+bool Options::parseEach(llvm::ArrayRef<std::string> Args, std::string &Err) {
   for (llvm::StringRef Arg : Args) {
-    if (Arg == "strict") {
+    if (Arg == "strict" || Arg == "strict-shards") { // the latter: an alias
       Strict = true;
       continue;
     }
-    if (Arg == "strict-shards") {
-      Strict = StrictShards = true;
+    if (Arg == "no-strict-shards") {
+      NoStrictShards = true;
       continue;
     }
     if (Arg == "global") {

@@ -181,6 +181,11 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
     checkUnknownUse(In, X);
   }
   Value Out = In;
+  // Only all_reduce and reinterpret keep the local shape: the others may
+  // change a size-1 dim (a gather along it).
+  if (Call->op != core::Collective::AllReduce &&
+      Call->op != core::Collective::Reinterpret)
+    Out.setSizeOneDims(0);
   // A gather of a plain V stacks (a new dim), a scatter to V splits one.
   if (Call->src.kind == TypeKind::Varying ||
       Call->dst.kind == TypeKind::Varying)

@@ -384,6 +384,24 @@ void fixLinearParamRanks(llvm::StringRef Canon,
   }
 }
 
+/// Whether every tensor operand of \p Canon has the same rank (torch's cat
+/// and stack require it).
+bool sameRankOperands(llvm::StringRef Canon) {
+  return llvm::is_contained({"cat", "concat", "concatenate", "stack"}, Canon);
+}
+
+/// The rank of an operand of \p Canon whose rank is known, for ops whose
+/// operands all have one rank (sameRankOperands); else nullopt.
+std::optional<long> sharedRank(llvm::StringRef Canon,
+                               llvm::ArrayRef<core::Shape> Shapes) {
+  if (!sameRankOperands(Canon))
+    return std::nullopt;
+  for (const core::Shape &Sh : Shapes)
+    if (Sh.rank_known())
+      return Sh.rank();
+  return std::nullopt;
+}
+
 } // namespace
 
 /// The placement of one operand on \p Axis for the core's propagation.
@@ -441,10 +459,27 @@ void Transfer::propagateUnmaskedRows(const CallExpr *CE, llvm::StringRef Canon,
 
 namespace {
 
-/// The rank of the operand value \p V, as the core's shape.
+/// The rank of the operand value \p V, as the core's shape, with the dims
+/// known to have size 1.
 core::Shape shapeOf(const Value &V) {
   std::optional<int> R = V.rank();
-  return R ? core::Shape::of_rank(*R) : core::Shape::unknown();
+  if (!R)
+    return core::Shape::unknown();
+  core::Shape S = core::Shape::of_rank(*R);
+  for (int D = 0; D < *R; ++D)
+    if (V.sizeOneDims() >> D & 1)
+      (*S.dims)[D] = 1;
+  return S;
+}
+
+/// The dims of size 1 of \p S, as a Value's mask.
+uint64_t sizeOneMask(const core::Shape &S) {
+  uint64_t M = 0;
+  if (S.rank_known())
+    for (long D = 0; D < S.rank() && D < 64; ++D)
+      if (S.size(D) == std::optional<long>(1))
+        M |= 1ull << D;
+  return M;
 }
 
 /// The integer and integer-list arguments among \p CallArgs, in call order.
@@ -482,12 +517,57 @@ std::optional<long> resultRank(llvm::StringRef Name, llvm::StringRef Canon,
   return std::nullopt;
 }
 
+/// Reductions whose dim and keepdim arguments shardingArgs reads.
+bool readsReductionDims(llvm::StringRef Canon) {
+  return llvm::is_contained({"sum", "mean", "nansum", "amax", "amin", "max",
+                             "min", "argmax", "argmin", "logsumexp", "prod",
+                             "all", "any"},
+                            Canon);
+}
+
+/// For an op of one tensor operand \p X sharded on a dim counted from the
+/// end whose rule counts every dim from the end too (a pointwise op with
+/// scalars, softmax / cumsum / sort along a negative dim, a reduction over
+/// negative dims or over all dims), every rank that holds the dims gives the
+/// same result counted from the end: the smallest such rank. Else nullopt
+/// (an op with a non-negative or implicit dim, e.g. transpose(0, 1) or t(),
+/// depends on the rank).
+std::optional<long> fromEndRank(llvm::StringRef Canon,
+                                const core::ShardingArgs &SA,
+                                const core::AxisArg &X) {
+  long Rank = -X.placement.dim;
+  switch (core::shard_rule_of(Canon.str())) {
+  case core::ShardRule::Pointwise:
+    return Rank;
+  case core::ShardRule::LinearReduction:
+  case core::ShardRule::NonlinearReduction:
+    if (!readsReductionDims(Canon))
+      return std::nullopt;
+    if (!SA.has_dims)
+      return SA.known ? std::optional<long>(Rank) : std::nullopt;
+    [[fallthrough]];
+  case core::ShardRule::AlongDim:
+    if (!SA.known || SA.dims.empty())
+      return std::nullopt;
+    for (long D : SA.dims) {
+      if (D >= 0)
+        return std::nullopt;
+      Rank = std::max(Rank, -D);
+    }
+    return Rank;
+  default:
+    return std::nullopt;
+  }
+}
+
 /// Gives the operands \p Args of \p Canon the ranks the op fixes (mm, bmm,
 /// linear's parameters), resolving shards counted from the end; for
 /// linear(x, ...) with x of unknown rank sharded on a negative dim (or not
-/// sharded), x gets a rank that holds the dim. Returns whether the result's
-/// shard dim is then counted from the end (the linear case).
-bool fixOperandRanks(llvm::StringRef Canon, std::vector<core::AxisArg> &Args) {
+/// sharded), x gets a rank that holds the dim; so does the one operand of a
+/// rule that counts every dim from the end (fromEndRule). Returns whether
+/// the result's shard dim is then counted from the end.
+bool fixOperandRanks(llvm::StringRef Canon, const core::ShardingArgs &SA,
+                     std::vector<core::AxisArg> &Args) {
   // Where the op fixes its operands' ranks, a negative dim resolves
   // without annotations.
   long FixedRank = Canon == "mm" ? 2 : Canon == "bmm" ? 3 : 0;
@@ -498,10 +578,29 @@ bool fixOperandRanks(llvm::StringRef Canon, std::vector<core::AxisArg> &Args) {
       Args[I].placement.dim += FixedRank;
   }
   fixLinearParamRanks(Canon, Args);
+  // cat / stack: an operand of unknown rank has the rank of the others.
+  std::vector<core::Shape> Shapes;
+  for (const core::AxisArg &A : Args)
+    Shapes.push_back(A.shape);
+  if (std::optional<long> Rank = sharedRank(Canon, Shapes))
+    for (core::AxisArg &A : Args) {
+      if (A.shape.rank_known())
+        continue;
+      A.shape = core::Shape::of_rank(*Rank);
+      if (A.placement.is_shard() && A.placement.dim < 0)
+        A.placement.dim += *Rank;
+    }
   // linear(x, w[, b]) contracts x's last dim whatever x's rank: an x of
   // unknown rank sharded on a negative dim (or not sharded) may be given
   // any rank that holds the dim, and the result's dim counted from the end
   // is exact.
+  if (Args.size() == 1 && !Args[0].shape.rank_known() &&
+      Args[0].placement.is_shard() && Args[0].placement.dim < 0)
+    if (std::optional<long> Rank = fromEndRank(Canon, SA, Args[0])) {
+      Args[0].shape = core::Shape::of_rank(*Rank);
+      Args[0].placement.dim += *Rank;
+      return true;
+    }
   if (Canon != "linear" || Args.empty() || Args[0].shape.rank_known() ||
       (Args[0].placement.is_shard() && Args[0].placement.dim >= 0))
     return false;
@@ -547,6 +646,10 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
       Tensors.push_back(&S);
       Shapes.push_back(shapeOf(S.V));
     }
+  if (std::optional<long> Rank = sharedRank(Canon, Shapes))
+    for (core::Shape &Sh : Shapes)
+      if (!Sh.rank_known())
+        Sh = core::Shape::of_rank(*Rank);
   std::optional<long> OutRank = resultRank(Name, Canon, Shapes, Lists, SA);
   Out.setRank(OutRank ? std::optional<int>(int(*OutRank)) : std::nullopt);
 
@@ -562,6 +665,12 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
       Placed.push_back(A);
   orderTuples(CE, Name, Ops, Tensors, Placed, Out);
   checkUnknownShardOperands(CE, Canon, Ops, Out);
+  // The result's dims of size 1 (a keepdim reduction, unsqueeze, and
+  // pointwise ops of such values), for the broadcasting rules of its uses.
+  if (std::optional<int> R = Out.rank())
+    Out.setSizeOneDims(sizeOneMask(core::result_shape(
+        Name, std::vector<core::Shape>(Shapes.begin(), Shapes.end()), SA,
+        long(*R))));
 }
 
 std::optional<core::TypeError>
@@ -647,7 +756,7 @@ bool Transfer::propagateShardAxis(const CallExpr *CE, llvm::StringRef Name,
       Arg.placement.dim += Arg.shape.rank();
     Args.push_back(std::move(Arg));
   }
-  bool FromEnd = fixOperandRanks(Canon, Args);
+  bool FromEnd = fixOperandRanks(Canon, SA, Args);
   if (UnknownShard) {
     loseShard(A, Here,
               core::shard_loss(Reason::OperandShardUnknown, Canon, AxisName,
@@ -668,6 +777,12 @@ bool Transfer::propagateShardAxis(const CallExpr *CE, llvm::StringRef Name,
     if (reporting(DiagKind::OpType)) {
       core::TypeError Err = R.error();
       Err.axis = AxisName.str();
+      if (FromEnd && !Args.empty() && Args[0].shape.rank_known())
+        Err.message +=
+            " (args[0]'s rank is unknown: dims are numbered as "
+            "for a rank-" +
+            std::to_string(Args[0].shape.rank()) + " tensor, dim d is d - " +
+            std::to_string(Args[0].shape.rank()) + " counted from the end)";
       report(opTypeProblem(CE, Ops, Err));
     }
     loseShard(A, Here, core::shard_loss(Reason::OpRejected, Canon, AxisName),

@@ -231,7 +231,17 @@ public:
     return Rank < 0 ? std::nullopt : std::optional<int>(Rank);
   }
   void setRank(std::optional<int> R) {
-    Rank = R && *R >= 0 && *R < 64 ? int8_t(*R) : int8_t(-1);
+    int8_t New = R && *R >= 0 && *R < 64 ? int8_t(*R) : int8_t(-1);
+    if (New != Rank)
+      Ones = 0;
+    Rank = New;
+  }
+  /// The dims known to have local size 1 (bit d: dim d), with the rank
+  /// known: a dim reduced with keepdim or inserted by unsqueeze
+  /// (core::result_shape). It tells the core that such a dim broadcasts.
+  uint64_t sizeOneDims() const { return Rank < 0 ? 0 : Ones; }
+  void setSizeOneDims(uint64_t M) {
+    Ones = Rank < 0 ? 0 : M & (Rank >= 64 ? ~0ull : (1ull << Rank) - 1);
   }
   bool isTop() const { return IsTop; }
   /// An unknown value that an error already reported produced (an op the
@@ -346,14 +356,18 @@ public:
     }
     Axes = std::move(Out);
     Open = Open || O.Open;
-    if (Rank != O.Rank)
+    if (Rank != O.Rank) {
       Rank = -1;
+      Ones = 0;
+    } else {
+      Ones &= O.Ones;
+    }
   }
   /// Equality of the facts (the type sets, not their origins): what decides
   /// whether the dataflow has converged.
   friend bool operator==(const Value &X, const Value &Y) {
     if (X.Open != Y.Open || X.IsTop != Y.IsTop || X.IsEmpty != Y.IsEmpty ||
-        X.FromError != Y.FromError || X.Rank != Y.Rank ||
+        X.FromError != Y.FromError || X.Rank != Y.Rank || X.Ones != Y.Ones ||
         X.Axes.size() != Y.Axes.size())
       return false;
     for (size_t I = 0; I < X.Axes.size(); ++I)
@@ -372,7 +386,8 @@ private:
   bool IsTop = false;
   bool IsEmpty = false;
   bool FromError = false;
-  int8_t Rank = -1; // -1: unknown
+  int8_t Rank = -1;  // -1: unknown
+  uint64_t Ones = 0; // dims of local size 1 (see sizeOneDims)
 };
 
 } // namespace spmd::plugin

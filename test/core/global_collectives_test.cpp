@@ -205,6 +205,29 @@ TEST(GlobalCollectiveModeTest, MixedPolicyAxisIsAnError) {
                          "local axes (dp)", "global axes (tp)"}));
 }
 
+TEST(GlobalCollectiveModeTest, FlattenedAxisGathersItsComponentsTuple) {
+  // all_gather over dp_cp = dp x cp of a dim sharded on (dp, cp): both
+  // components leave the dim. reduce_scatter over it puts them back in order.
+  GlobalType t =
+      GT("{dp: V, cp: V, tp: R}", Shape::of({4, 3}), "((dp, cp), None)");
+  auto g = transfer_global(Call(C::AllGather, S(0), R), t, "dp_cp",
+                           {"dp", "cp"}, Shape::of({4, 3}));
+  EXPECT_TRUE(
+      GivesGlobal(g, "{cp: R, dp: R, tp: R} PartitionSpec(None, None)"));
+  GlobalType p = GT("{dp: P, cp: P, tp: R}", Shape::of({4, 3}));
+  auto s = transfer_global(Call(C::ReduceScatter, P, S(0)), p, "dp_cp",
+                           {"dp", "cp"}, Shape::of({4, 3}));
+  EXPECT_TRUE(GivesGlobal(
+      s, "{cp: S(0), dp: S(0), tp: R} PartitionSpec((dp, cp), None)"));
+  // The components in the other order on the dim: refused.
+  GlobalType swapped =
+      GT("{dp: V, cp: V, tp: R}", Shape::of({4, 3}), "((cp, dp), None)");
+  auto bad = transfer_global(Call(C::AllGather, S(0), R), swapped, "dp_cp",
+                             {"dp", "cp"}, Shape::of({4, 3}));
+  EXPECT_TRUE(FailsWith(bad, ErrorKind::RedistributeError,
+                        {"all_gather on axis dp_cp", "(cp, dp)"}));
+}
+
 TEST(GlobalCollectiveModeTest, LocalAxisCollectiveIsLocal) {
   // §12.5: dp is local: V without spec is fine and no spec is touched.
   GlobalContext ctx;
@@ -214,6 +237,23 @@ TEST(GlobalCollectiveModeTest, LocalAxisCollectiveIsLocal) {
   auto r = transfer_global(Call(C::AllReduce, P, R), t, "dp", {},
                            Shape::of({4, 3}), ctx);
   EXPECT_TRUE(GivesGlobal(r, "{dp: R, tp: S(1)} PartitionSpec(None, tp)"));
+}
+
+TEST(GlobalCollectiveModeTest, SingletonAxisResolvedToItselfIsSkipped) {
+  // A size-1 tp has no entry in the type (it is normalised away); the
+  // runtime resolves a plain axis to [axis] and passes the singleton flag:
+  // the collective is a no-op on the type, in strict mode too, as in local
+  // mode. Without the flag it is the "no type for axis" error.
+  GlobalContext ctx;
+  ctx.local.strict = true;
+  GlobalType t = GT("{dp: S(1)}", Shape::of({8, 2, 16}));
+  auto r = transfer_global(Call(C::Convert, I, R), t, "tp", {"tp"},
+                           Shape::of({8, 2, 16}), ctx,
+                           /*axis_is_singleton=*/true);
+  EXPECT_TRUE(GivesGlobal(r, "{dp: S(1)} PartitionSpec(None, dp, None)"));
+  auto missing = transfer_global(Call(C::Convert, I, R), t, "tp", {"tp"},
+                                 Shape::of({8, 2, 16}), ctx);
+  EXPECT_TRUE(FailsWith(missing, ErrorKind::SpmdTypeError, {"axis tp"}));
 }
 
 TEST(GlobalCollectiveModeTest, UnknownRankKeepsShardUnknown) {
@@ -369,6 +409,35 @@ TEST(CheckInnermost, OnlyTheLastAxisOfTheTuple) {
       FailsWith(check_innermost("reduce_scatter", "tp", {"dp", "tp", "ep"}, 2),
                 ErrorKind::RedistributeError,
                 {"(dp, tp, ep)", "(dim 2)", "innermost axis (ep)"}));
+}
+
+// A collective over a flattened axis (dp_cp = dp x cp) acts on its
+// components; they must be the innermost axes of the dim's tuple, in order.
+TEST(CheckInnermost, FlattenedGroupMustBeTheInnermostSuffixInOrder) {
+  const std::vector<std::string> dp_cp = {"dp", "cp"};
+  EXPECT_TRUE(
+      check_innermost_group("all_gather", "dp_cp", dp_cp, {"dp", "cp"}, 0)
+          .ok());
+  EXPECT_TRUE(
+      check_innermost_group("all_gather", "dp_cp", dp_cp, {"tp", "dp", "cp"}, 0)
+          .ok());
+  // Only one component on the dim: it must still be innermost.
+  EXPECT_TRUE(
+      check_innermost_group("all_gather", "dp_cp", dp_cp, {"tp", "cp"}, 0)
+          .ok());
+  EXPECT_TRUE(FailsWith(
+      check_innermost_group("all_gather", "dp_cp", dp_cp, {"cp", "tp"}, 1),
+      ErrorKind::RedistributeError,
+      {"all_gather on axis dp_cp", "not the innermost axes, in order",
+       "(cp, tp)", "(dim 1)", "innermost axis (tp)"}));
+  // The components in the other order on the dim.
+  auto r = check_innermost_group("all_gather", "dp_cp", dp_cp, {"cp", "dp"}, 0);
+  EXPECT_TRUE(FailsWith(r, ErrorKind::RedistributeError, {"(cp, dp)"}));
+  EXPECT_EQ(r.error().axis, "dp");
+  // A component sits outside the innermost run.
+  EXPECT_TRUE(FailsWith(check_innermost_group("all_gather", "dp_cp", dp_cp,
+                                              {"dp", "tp", "cp"}, 0),
+                        ErrorKind::RedistributeError, {"(dp, tp, cp)"}));
 }
 
 // The plugin's global-mode collective input checks (tracked shard dims).

@@ -577,8 +577,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, FlattenedCollective,
 TEST(FlattenedCollective, ResolveCollectiveAxes) {
   AxisTable t = Table6();
   using V = std::vector<std::string>;
+  // Outermost first (the flattened axis's rank order), not by name.
   EXPECT_EQ(resolve_collective_axes("dp_cp", TT("{dp: V, cp: V}"), t),
-            (V{"cp", "dp"}));
+            (V{"dp", "cp"}));
   EXPECT_EQ(resolve_collective_axes("dp", TT("{dp: V, cp: V}"), t), (V{"dp"}));
   EXPECT_EQ(resolve_collective_axes("dp_cp", TT("{dp: V}"), t), std::nullopt);
   EXPECT_EQ(resolve_collective_axes("zz", TT("{dp: V}"), t), std::nullopt);

@@ -1123,5 +1123,52 @@ TEST(AxisOrder, KeepsTheInputOrderAndRejectsConflicts) {
                          "no input PartitionSpec gives their order"}));
 }
 
+// result_shape: the sizes a front end can know from its operands' sizes.
+TEST(ResultShape, KeepdimUnsqueezeAndPointwiseGiveSizeOne) {
+  auto sizes = [](const Shape& s) { return s.to_string(); };
+  Shape r3 = Shape::of_rank(3);
+  ShardingArgs last;
+  last.has_dims = true;
+  last.dims = {-1};
+  ShardingArgs keep = last;
+  keep.keepdim = true;
+  // A keepdim reduction: size 1 on the reduced dim; without keepdim the dim
+  // goes and the others keep their sizes.
+  EXPECT_EQ(sizes(result_shape("max", {r3}, keep, 3)), "[?, ?, 1]");
+  EXPECT_EQ(sizes(result_shape(".sum", {Shape::of({4, 1, 5})}, last, 2)),
+            "[4, 1]");
+  // All dims, keepdim.
+  ShardingArgs all;
+  all.keepdim = true;
+  EXPECT_EQ(sizes(result_shape("mean", {r3}, all, 3)), "[1, 1, 1]");
+  // unsqueeze inserts a size-1 dim.
+  ShardingArgs at0;
+  at0.dims = {0};
+  at0.has_dims = true;
+  EXPECT_EQ(sizes(result_shape("unsqueeze", {Shape::of({4, 5})}, at0, 3)),
+            "[1, 4, 5]");
+  // Pointwise: the broadcast size where every operand that has the dim
+  // knows it; a missing dim broadcasts.
+  Shape max_keep = result_shape("max", {r3}, keep, 3);
+  EXPECT_EQ(sizes(result_shape("sub", {max_keep, Shape::of({1})}, {}, 3)),
+            "[?, ?, 1]");
+  EXPECT_EQ(
+      sizes(result_shape("add", {Shape::of({4, 1}), Shape::of({1, 3})}, {}, 2)),
+      "[4, 3]");
+  EXPECT_EQ(sizes(result_shape("add", {r3, max_keep}, {}, 3)), "[?, ?, ?]");
+  // Unknown: an operand's rank, the result's rank, the dims, other rules.
+  EXPECT_FALSE(result_shape("max", {r3}, keep, std::nullopt).rank_known());
+  EXPECT_EQ(sizes(result_shape("add", {Shape::unknown(), r3}, {}, 3)),
+            "[?, ?, ?]");
+  ShardingArgs unknown_dims = keep;
+  unknown_dims.known = false;
+  EXPECT_EQ(sizes(result_shape("max", {r3}, unknown_dims, 3)), "[?, ?, ?]");
+  EXPECT_EQ(sizes(result_shape("softmax", {Shape::of({4, 1})}, last, 2)),
+            "[?, ?]");
+  // max(a, b) is elementwise, not a reduction.
+  EXPECT_EQ(sizes(result_shape("max", {Shape::of({1}), Shape::of({1})}, {}, 1)),
+            "[?]");
+}
+
 }  // namespace
 }  // namespace spmd::core::testing

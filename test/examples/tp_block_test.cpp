@@ -5,8 +5,9 @@
 // the last step) are un-sharded by their SPMD types and compared with the
 // one-device program of experiment.cpp.
 //
-// One executable per variant: the example itself, and each bug of
-// examples/bugs linked in place of the translation unit it replaces. The
+// One executable per variant: the example itself, its block written for
+// local mode (tensor_parallel_local.cpp) and each bug of examples/bugs linked
+// in place of the translation unit it replaces. The
 // variant's name comes from variant.cpp (compiled with SPMD_EXAMPLE_VARIANT)
 // and decides which tests are registered and what they expect.
 #include <ATen/ATen.h>
@@ -26,7 +27,8 @@
 #include "experiment.h"
 #include "model.h"
 
-/// The variant this executable was linked with ("example" or a bug's name).
+/// The variant this executable was linked with ("example", "local" or a bug's
+/// name).
 const char* spmd_example_variant();
 
 namespace tp_example {
@@ -84,9 +86,13 @@ spmd::PerAxisType on_tp(int64_t dim) { return dim < 0 ? I : S(dim); }
 
 // What train.cpp runs on each rank, recording what it tabulates. With
 // `typecheck`, the training loop runs under the runtime type checker from
-// the types of assert_types_tp / _sp, as `--typecheck` does.
-spmd::testing::RankProgram parallel(const Config& c, bool typecheck) {
-  return [c, typecheck](Rank& rank) {
+// the types of assert_types_tp / _sp, as `--typecheck` does, with
+// checker_options(c) unless `checker` says otherwise.
+spmd::testing::RankProgram parallel(
+    const Config& c, bool typecheck,
+    std::optional<spmd::checker::TypecheckOptions> checker = std::nullopt) {
+  if (!checker) checker = checker_options(c);
+  return [c, typecheck, checker](Rank& rank) {
     const bool sp = c.sequence_parallel;
     const TpLayout layout = sp ? TpLayout{} : tp_layout();
     const FullParams full = init_params(c);
@@ -108,7 +114,7 @@ spmd::testing::RankProgram parallel(const Config& c, bool typecheck) {
 
     std::optional<spmd::checker::TypecheckGuard> checked;
     if (typecheck) {
-      checked.emplace();
+      checked.emplace(*checker);
       sp ? assert_types_sp(p, x, target) : assert_types_tp(p, x, target);
     }
     while (rank.next_step()) {
@@ -207,6 +213,37 @@ void rejected_by_runtime_checker(const BugExpectation& bug) {
   }
 }
 
+// The example's block is typed in global mode on tp (its runtime check
+// follows the shards, as the plugin's build does), the local block in local
+// mode; and the local block's hand-written reinterpret is exactly what
+// global mode rejects: typed globally, its row-parallel product is already a
+// pending sum (spec §12, issue 11).
+void typed_in_global_mode(bool expected) {
+  EXPECT_EQ(checker_options(small(false, 1)).local.value_or(true), !expected);
+  EXPECT_EQ(checker_options(small(true, 1)).local.value_or(true), true)
+      << "sequence parallelism stays in local mode";
+}
+
+void local_block_rejected_in_global_mode() {
+  spmd::checker::TypecheckOptions global;
+  global.local = false;
+  global.local_axes = std::vector<std::string>{"dp"};
+  const Config c = small(false, 1);
+  try {
+    spmd::testing::SimulateOptions o = options(c).simulate;
+    spmd::testing::simulate({{dp, 2}, {tp, 2}}, parallel(c, true, global), o);
+    ADD_FAILURE() << "global mode accepted the hand-written reinterpret";
+  } catch (const spmd::testing::SimulationError& e) {
+    ASSERT_FALSE(e.failures().empty());
+    EXPECT_FALSE(e.failures().front().hung);
+    EXPECT_THAT(e.failures().front().message,
+                HasSubstr("reinterpret: expected input type V on axis tp, "
+                          "got P"));
+    EXPECT_THAT(e.failures().front().message,
+                HasSubstr("tensor_parallel_local.cpp"));
+  }
+}
+
 class Case : public ::testing::Test {
  public:
   explicit Case(std::function<void()> body) : body_(std::move(body)) {}
@@ -233,6 +270,18 @@ void register_tests(const std::string& variant) {
       add(suite, "passes_runtime_checker",
           [sp] { equals_one_device(sp, true); });
     }
+    add("tp_block", "typed_in_global_mode", [] { typed_in_global_mode(true); });
+    return;
+  }
+  if (variant == "local") {  // tensor_parallel_local.cpp, local mode
+    add("tp_block_local", "equals_one_device",
+        [] { equals_one_device(false, false); });
+    add("tp_block_local", "passes_runtime_checker",
+        [] { equals_one_device(false, true); });
+    add("tp_block_local", "typed_in_local_mode",
+        [] { typed_in_global_mode(false); });
+    add("tp_block_local", "rejected_in_global_mode",
+        [] { local_block_rejected_in_global_mode(); });
     return;
   }
   auto it = bug_expectations().find(variant);

@@ -1,11 +1,14 @@
-// Strict global mode reports a V whose shard dim is unknown (here: lost by a
-// view) where the dim matters: an op with a dim argument (chunk, split,
+// Strict global mode (strict; strict-shards is an alias) reports a V whose
+// shard dim is unknown (here: lost by a view) where the dim matters: an op with a dim argument (chunk, split,
 // narrow, sum), a contraction, a parameter, a return or a variable declared
 // S(k). Pointwise ops and permutes do not need the dim; an assert_type that
-// restates the spec makes it known again; non-strict mode says nothing.
+// restates the spec makes it known again; non-strict mode says nothing, nor
+// does strict with no-strict-shards (the opt-out).
 // Bitwise and comparison operators are pointwise (broadcasting like +), and
 // their errors name the operator as written.
+// RUN-PLUGIN: -Xclang -verify=strict,both -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-strict
 // RUN-PLUGIN: -Xclang -verify=strict,both -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-strict-shards
+// RUN-PLUGIN: -Xclang -verify=both -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-no-strict-shards -fplugin-arg-spmd-check-strict
 // RUN-PLUGIN: -Xclang -verify=both -fplugin-arg-spmd-check-global
 #include "Inputs/prelude.h"
 

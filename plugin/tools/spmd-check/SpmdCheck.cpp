@@ -64,8 +64,14 @@ cl::opt<std::string> OutputPath("o",
 // (-fplugin-arg-spmd-check-<arg>); they are applied in command-line order.
 cl::opt<bool> Strict("strict",
                      cl::desc("Report the first use of a tensor of unknown "
-                              "SPMD type (plugin argument 'strict')"),
+                              "SPMD type, and in global mode a shard dim lost "
+                              "where it matters (plugin argument 'strict')"),
                      cl::cat(Category));
+cl::opt<bool> NoStrictShards(
+    "no-strict-shards",
+    cl::desc("With --strict: do not report lost shard dims (plugin argument "
+             "'no-strict-shards')"),
+    cl::cat(Category));
 cl::opt<bool> Global("global",
                      cl::desc("Global SPMD mode: track which tensor dim each "
                               "mesh axis shards (plugin argument 'global')"),
@@ -135,6 +141,8 @@ std::vector<std::string> pluginArguments() {
   std::vector<std::pair<unsigned, std::string>> Args;
   if (Strict)
     Args.push_back({Strict.getPosition(), "strict"});
+  if (NoStrictShards)
+    Args.push_back({NoStrictShards.getPosition(), "no-strict-shards"});
   if (Global)
     Args.push_back({Global.getPosition(), "global"});
   if (LocalAxes.getNumOccurrences())

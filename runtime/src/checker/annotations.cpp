@@ -7,6 +7,7 @@
 #include <spmd/errors.h>
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "internal.h"
@@ -37,28 +38,7 @@ std::optional<std::vector<std::string>> flattened_components(
     std::string_view name, const Ctx& ctx) {
   const core::AxisTable* table = ctx.inference.axis_table.get();
   if (table == nullptr || !ctx.mesh) return std::nullopt;
-  const core::MeshAxis* target = table->find(name);
-  if (target == nullptr) return std::nullopt;
-  std::vector<std::pair<long, std::string>> subs;
-  std::vector<core::MeshAxis> layouts;
-  for (const std::string& a : ctx.mesh->axes) {
-    const core::MeshAxis* m = table->find(a);
-    if (m == nullptr) continue;
-    if (*m == *target) return std::vector<std::string>{a};
-    if (m->is_proper_sub_axis_of(*target)) {
-      subs.emplace_back(m->max_stride(), a);
-      layouts.push_back(*m);
-    }
-  }
-  if (subs.empty()) return std::nullopt;
-  core::Result<core::MeshAxis> f = core::flatten(layouts);
-  if (!f.ok() || f.value() != *target) return std::nullopt;
-  std::stable_sort(subs.begin(), subs.end(), [](const auto& a, const auto& b) {
-    return a.first > b.first;
-  });
-  std::vector<std::string> out;
-  for (const auto& entry : subs) out.push_back(entry.second);
-  return out;
+  return core::axis_components(name, ctx.mesh->axes, *table);
 }
 
 [[noreturn]] void throw_no_axis(const std::string& axis, const Ctx& ctx) {
@@ -206,6 +186,82 @@ const at::Tensor& assert_entries(const at::Tensor& x,
   assert_on(x, asserted_type(x, entries, ctx), what,
             ctx);  // S(i) keeps its dim
   return x;
+}
+
+namespace {
+
+// `names` with flattened axes expanded and singleton components dropped;
+// UsageError when an axis appears twice.
+std::vector<std::string> expand_names(const std::vector<std::string>& names,
+                                      std::set<std::string>& seen,
+                                      const std::string& what, const Ctx& ctx) {
+  std::vector<std::string> out;
+  for (const std::string& n : names)
+    for (const std::string& c : resolve_annotation_axis(n, ctx)) {
+      if (ctx.mesh->is_singleton(c)) continue;
+      if (!seen.insert(c).second)
+        throw_usage(what + ": axis '" + c + "' is given twice" +
+                    (c == n ? "" : " (through the flattened axis " + n + ")"));
+      out.push_back(c);
+    }
+  return out;
+}
+
+}  // namespace
+
+core::BoundaryType resolve_boundary_names(const core::BoundaryType& leaf,
+                                          const at::Tensor& t,
+                                          const std::string& what) {
+  using Kind = core::BoundaryType::Kind;
+  ThreadState* st = active_state();
+  if (st == nullptr || (leaf.kind != Kind::Types && leaf.kind != Kind::Spec))
+    return leaf;
+  const Ctx& ctx = current_ctx(*st);
+  if (!ctx.mesh) return leaf;
+  core::BoundaryType out = leaf;
+  if (leaf.spec) {
+    std::set<std::string> seen;
+    std::vector<core::SpecEntry> entries;
+    for (const core::SpecEntry& e : leaf.spec->entries())
+      entries.push_back(expand_names(e, seen, what, ctx));
+    out.spec = core::PartitionSpec(std::move(entries));
+  }
+  if (leaf.kind == Kind::Spec) return out;
+  // (dim, axes outer to inner) of the S(i) entries, once a flattened S(i)
+  // needs a tuple; otherwise S(i) stays sugar for the core.
+  std::set<std::string> seen;
+  out.entries.clear();
+  bool needs_tuple = false;
+  std::vector<std::pair<std::vector<std::string>, PerAxisType>> groups;
+  for (const auto& [axis, type] : leaf.entries) {
+    std::vector<std::string> comps = expand_names({axis}, seen, what, ctx);
+    if (type.is_shard() && comps.size() > 1) needs_tuple = true;
+    groups.emplace_back(std::move(comps), type);
+  }
+  if (!needs_tuple || leaf.spec || !t.defined()) {
+    for (const auto& [comps, type] : groups)
+      for (const std::string& c : comps) out.entries.emplace_back(c, type);
+    return out;
+  }
+  std::vector<core::SpecEntry> dims(static_cast<std::size_t>(t.dim()));
+  for (const auto& [comps, type] : groups) {
+    if (!type.is_shard()) {
+      for (const std::string& c : comps) out.entries.emplace_back(c, type);
+      continue;
+    }
+    core::Result<PerAxisType> r = core::resolve_shard_dim(type, t.dim());
+    if (!r.ok()) throw_with_context(r.error(), "");
+    core::SpecEntry& e = dims[static_cast<std::size_t>(r.value().dim)];
+    if (!e.empty())
+      throw_type(what + ": dim " + std::to_string(r.value().dim) +
+                 " is sharded on multiple axes; give an explicit "
+                 "PartitionSpec to order them");
+    e = comps;
+    for (const std::string& c : comps)
+      out.entries.emplace_back(c, type.local());
+  }
+  out.spec = core::PartitionSpec(std::move(dims));
+  return out;
 }
 
 const at::Tensor& assert_like(const at::Tensor& t, const at::Tensor& src,

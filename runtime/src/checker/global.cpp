@@ -432,10 +432,15 @@ std::vector<at::Tensor> local_map(
     const std::optional<std::vector<core::BoundaryType>>& in_types,
     const std::vector<core::BoundaryType>& out_types, std::string_view name) {
   if (active_state() == nullptr) return body(inputs);
-  auto in = core::check_boundary(
-      boundary_values(inputs, false),
-      in_types ? *in_types : std::vector<core::BoundaryType>{}, "input", name,
-      !in_types.has_value());
+  std::vector<core::BoundaryType> in_leaves;
+  if (in_types)
+    for (std::size_t k = 0; k < in_types->size(); ++k)
+      in_leaves.push_back(resolve_boundary_names(
+          (*in_types)[k], k < inputs.size() ? inputs[k] : at::Tensor(),
+          "local_map[" + std::string(name) + "] in_types[" + std::to_string(k) +
+              "]"));
+  auto in = core::check_boundary(boundary_values(inputs, false), in_leaves,
+                                 "input", name, !in_types.has_value());
   if (!in.ok()) throw_with_context(in.error(), "");
   stamp_all(inputs, in.value());
   std::vector<at::Tensor> results;
@@ -443,8 +448,14 @@ std::vector<at::Tensor> local_map(
     LocalRegionGuard region;
     results = body(inputs);
   }
+  std::vector<core::BoundaryType> out_leaves;
+  for (std::size_t k = 0; k < out_types.size(); ++k)
+    out_leaves.push_back(resolve_boundary_names(
+        out_types[k], k < results.size() ? results[k] : at::Tensor(),
+        "local_map[" + std::string(name) + "] out_types[" + std::to_string(k) +
+            "]"));
   auto out =
-      core::stamp_outputs(boundary_values(results, true), out_types, name);
+      core::stamp_outputs(boundary_values(results, true), out_leaves, name);
   if (!out.ok()) throw_with_context(out.error(), "");
   stamp_all(results, out.value());
   return results;

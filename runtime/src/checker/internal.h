@@ -229,6 +229,18 @@ const at::Tensor& assert_entries(const at::Tensor& x,
                                  const std::vector<AxisType>& type,
                                  const std::string& what);
 
+/// A local_map boundary leaf with its axis names resolved as assert_type
+/// resolves them (spec §12.3): a flattened axis (dp_cp) stands for its
+/// components, outermost first, in the map and in the PartitionSpec, and
+/// singleton components are dropped. An S(i) on a flattened axis of several
+/// components becomes V plus the tuple (dp, cp) on dim i of the tensor `t`,
+/// so the leaf's other S(i) move into that spec too. Errors: SpmdTypeError
+/// for an unknown name or two axes on one dim; UsageError for an axis given
+/// twice. `what` names the leaf ("local_map[f] input 0").
+core::BoundaryType resolve_boundary_names(const core::BoundaryType& leaf,
+                                          const at::Tensor& t,
+                                          const std::string& what);
+
 // --- raw c10d collectives (raw_c10d.cpp) -------------------------------------
 
 /// Types a c10d-namespace op (a raw ProcessGroup collective) by the table of

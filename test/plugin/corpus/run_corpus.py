@@ -72,7 +72,7 @@ def compile_tu(args, path, plugin=True, strict=False, corpus_dir=None):
     if plugin:
         cmd.append("-fplugin=" + args.plugin)
         if strict:
-            cmd.append("-fplugin-arg-spmd-check-strict")
+            cmd.append("-fplugin-arg-spmd-check-" + args.strict_arg)
         if args.global_mode:
             cmd.append("-fplugin-arg-spmd-check-global")
     cmd.append(path)
@@ -114,6 +114,10 @@ def main():
     ap.add_argument("--corpus-dir", default=HERE,
                     help="the corpus (its .cpp files, headers and mutants.py; "
                     "default: this script's directory)")
+    ap.add_argument("--strict-arg", default="strict",
+                    choices=["strict", "strict-shards"],
+                    help="the plugin argument of the strict-mode run of the "
+                    "clean corpus (default: strict)")
     ap.add_argument("--measure", action="store_true",
                     help="print the outcomes without comparing them with "
                     "mutants.py (e.g. the local corpus in global mode)")

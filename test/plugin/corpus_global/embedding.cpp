@@ -40,6 +40,22 @@ Tensor local_vocab_max(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& logits) {
   return std::get<0>(logits.max(-1, /*keepdim=*/true)).detach();
 }
 
+/// Each rank's part of the targets' logits: the logit of a target in this
+/// rank's slice of the vocabulary, 0 for the others (looked up with local
+/// indices: a local operation, so a local region). The parts add up to the
+/// targets' logits.
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = P)
+Tensor local_target_logit(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& shifted,
+                          SPMD_TYPE(dp = V, tp = R) const Tensor& targets,
+                          int64_t vocab_start, int64_t vocab_end) {
+  auto not_here = targets.lt(vocab_start) | targets.ge(vocab_end);
+  auto local_targets = (targets - vocab_start).masked_fill(not_here, 0);
+  auto picked = shifted.gather(-1, local_targets.unsqueeze(-1)).squeeze(-1);
+  picked = picked.masked_fill(not_here, 0.0);
+  return spmd::reinterpret(picked, tp, V, P);
+}
+
 SPMD_TYPE(dp = V, tp = I)
 Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(2))
                                         const Tensor& logits,
@@ -53,18 +69,14 @@ Tensor vocab_parallel_cross_entropy(SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(2))
   std::tie(global_max, unused) = all_max.max(-1, /*keepdim=*/true);
   auto shifted = logits - global_max;
 
-  // The denominator: sum of exp over the whole vocabulary.
+  // The denominator: sum of exp over the whole vocabulary (a sum over the
+  // sharded dim: P by propagation).
   auto local_sum_exp = shifted.exp().sum({-1});
-  auto sum_exp =
-      spmd::all_reduce(spmd::reinterpret(local_sum_exp, tp, V, P), tp, P, I);
+  auto sum_exp = spmd::all_reduce(local_sum_exp, tp, P, I);
 
   // The target's logit, found on exactly one rank.
-  auto not_here = targets.lt(vocab_start) | targets.ge(vocab_end);
-  auto local_targets = (targets - vocab_start).masked_fill(not_here, 0);
-  auto picked = shifted.gather(-1, local_targets.unsqueeze(-1)).squeeze(-1);
-  picked = picked.masked_fill(not_here, 0.0);
-  auto target_logit =
-      spmd::all_reduce(spmd::reinterpret(picked, tp, V, P), tp, P, I);
+  auto picked = local_target_logit(shifted, targets, vocab_start, vocab_end);
+  auto target_logit = spmd::all_reduce(picked, tp, P, I);
 
   return sum_exp.log() - target_logit;
 }

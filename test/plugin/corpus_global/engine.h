@@ -229,10 +229,11 @@ TORCH_MODULE(LayerNorm);
 /// rank applies the weights to different tokens (R, gradient P on tp).
 SPMD_TYPE(dp = V, tp = S(0))
 Tensor sp_rms_norm(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(2)) const Tensor& x,
-                   SPMD_TYPE(dp = R, tp = R) const Tensor& weight, double eps);
+                   SPMD_TYPE(dp = R, tp = R, spmd::rank(1)) const Tensor& weight,
+                   double eps);
 
 SPMD_TYPE(dp = V, tp = S(0))
-Tensor sp_layer_norm(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x,
+Tensor sp_layer_norm(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(2)) const Tensor& x,
                      SPMD_TYPE(dp = R, tp = R) const Tensor& weight,
                      SPMD_TYPE(dp = R, tp = R) const Tensor& bias, double eps);
 
@@ -272,7 +273,7 @@ class AttentionImpl : public torch::nn::Module {
   AttentionImpl(const ModelArgs& model, const ParallelArgs& args);
   SPMD_TYPE(dp = V, tp = I)
   Tensor forward(SPMD_TYPE(dp = V, tp = I) const Tensor& x,
-                 SPMD_TYPE(dp = V, tp = R) const Tensor& mask);
+                 SPMD_TYPE(dp = V, tp = R, spmd::rank(2)) const Tensor& mask);
 
  private:
   QKVParallelLinear qkv_proj_{nullptr};

@@ -10,8 +10,12 @@ namespace engine {
 
 namespace {
 
-/// Splits the fused projection into q, k and v (the local heads).
-SPMD_TYPE(dp = V, tp = S(-1))
+/// Splits the fused projection [tokens, local q|k|v] into q, k and v (the
+/// local heads). Each rank's shard holds its own heads' q, k and v (the fused
+/// layout), so the split is a local operation: a local region (global mode
+/// would read narrow(-1) as a slice of the global sharded dim).
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(2))
 std::tuple<Tensor, Tensor, Tensor> split_qkv(SPMD_TYPE(dp = V, tp = S(-1))
                                                  const Tensor& qkv,
                                              int64_t q_size, int64_t kv_size) {
@@ -19,6 +23,24 @@ std::tuple<Tensor, Tensor, Tensor> split_qkv(SPMD_TYPE(dp = V, tp = S(-1))
   auto k = qkv.narrow(-1, q_size, kv_size);
   auto v = qkv.narrow(-1, q_size + kv_size, kv_size);
   return {q, k, v};
+}
+
+/// Multi-head attention: the fused projection in three equal parts, a local
+/// split as in split_qkv.
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(2))
+std::vector<Tensor> chunk_qkv(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& qkv) {
+  return qkv.chunk(3, /*dim=*/-1);
+}
+
+/// The gated MLP's fused gate/up output: each rank's shard holds its own gate
+/// and up slices, so splitting it is a local operation (as in split_qkv).
+SPMD_LOCAL
+SPMD_TYPE(dp = V, tp = S(-1), spmd::rank(2))
+Tensor swiglu_local(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& gate_up) {
+  auto [gate, up] =
+      std::make_pair(gate_up.chunk(2, -1)[0], gate_up.chunk(2, -1)[1]);
+  return torch::silu(gate) * up;
 }
 
 }  // namespace
@@ -62,13 +84,14 @@ AttentionImpl::AttentionImpl(const ModelArgs& model, const ParallelArgs& args)
 
 SPMD_TYPE(dp = V, tp = I)
 Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = I) const Tensor& x,
-                              SPMD_TYPE(dp = V, tp = R) const Tensor& mask) {
+                              SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
+                                  const Tensor& mask) {
   const int64_t tokens = x.size(0);
   SPMD_TYPE(dp = V, tp = S(-1)) Tensor qkv = qkv_proj_->forward(x);
   Tensor q, k, v;
   if (local_kv_heads_ == local_heads_) {
     // Multi-head attention: three equal parts.
-    auto parts = qkv.chunk(3, /*dim=*/-1);
+    auto parts = chunk_qkv(qkv);
     q = parts[0];
     k = parts[1];
     v = parts[2];
@@ -76,9 +99,16 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = I) const Tensor& x,
     std::tie(q, k, v) =
         split_qkv(qkv, qkv_proj_->q_size(), qkv_proj_->kv_size());
   }
-  q = q.view({tokens, local_heads_, head_dim_}).transpose(0, 1);
-  k = k.view({tokens, local_kv_heads_, head_dim_}).transpose(0, 1);
-  v = v.view({tokens, local_kv_heads_, head_dim_}).transpose(0, 1);
+  // [tokens, heads, head_dim], split on the heads (the view cannot tell).
+  q = q.view({tokens, local_heads_, head_dim_});
+  k = k.view({tokens, local_kv_heads_, head_dim_});
+  v = v.view({tokens, local_kv_heads_, head_dim_});
+  spmd::assert_type(q, {tp = S(1)});
+  spmd::assert_type(k, {tp = S(1)});
+  spmd::assert_type(v, {tp = S(1)});
+  q = q.transpose(0, 1);
+  k = k.transpose(0, 1);
+  v = v.transpose(0, 1);
 
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim_));
   auto scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
@@ -86,6 +116,7 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = I) const Tensor& x,
   auto probs = torch::softmax(scores, -1);
   auto context = torch::matmul(probs, v).transpose(0, 1).reshape(
       {tokens, local_heads_ * head_dim_});
+  spmd::assert_type(context, {tp = S(1)});  // the heads, merged back
   return o_proj_->forward(context);
 }
 
@@ -104,9 +135,7 @@ MLPImpl::MLPImpl(const ModelArgs& model, const ParallelArgs& args) {
 SPMD_TYPE(dp = V, tp = I)
 Tensor MLPImpl::forward(SPMD_TYPE(dp = V, tp = I) const Tensor& x) {
   auto gate_up = gate_up_proj_(x);
-  auto [gate, up] =
-      std::make_pair(gate_up.chunk(2, -1)[0], gate_up.chunk(2, -1)[1]);
-  auto act = torch::silu(gate) * up;
+  auto act = swiglu_local(gate_up);
   return down_proj_(act);
 }
 

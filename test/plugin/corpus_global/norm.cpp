@@ -29,13 +29,14 @@ Tensor LayerNormImpl::forward(SPMD_TYPE(dp = V, tp = I) const Tensor& x) {
 
 SPMD_TYPE(dp = V, tp = S(0))
 Tensor sp_rms_norm(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(2)) const Tensor& x,
-                   SPMD_TYPE(dp = R, tp = R) const Tensor& weight, double eps) {
+                   SPMD_TYPE(dp = R, tp = R, spmd::rank(1)) const Tensor& weight,
+                   double eps) {
   auto variance = x.pow(2).mean({-1}, /*keepdim=*/true);
   return x * (variance + eps).rsqrt() * weight;
 }
 
 SPMD_TYPE(dp = V, tp = S(0))
-Tensor sp_layer_norm(SPMD_TYPE(dp = V, tp = S(0)) const Tensor& x,
+Tensor sp_layer_norm(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(2)) const Tensor& x,
                      SPMD_TYPE(dp = R, tp = R) const Tensor& weight,
                      SPMD_TYPE(dp = R, tp = R) const Tensor& bias, double eps) {
   return at::layer_norm(x, {x.size(-1)}, weight, bias, eps);

@@ -96,6 +96,41 @@ TEST(PluginOptions, ArgumentsApplyInOrder) {
   EXPECT_EQ(O.severity(DiagKind::CollectiveInput), Severity::Warning);
 }
 
+TEST(PluginOptions, StrictIncludesLostShardDimsUnlessOptedOut) {
+  std::string Err;
+  Options Plain;
+  ASSERT_TRUE(Plain.parseArgs({"global"}, Err)) << Err;
+  EXPECT_FALSE(Plain.Strict);
+  EXPECT_FALSE(Plain.StrictShards);
+  Options S;
+  ASSERT_TRUE(S.parseArgs({"strict"}, Err)) << Err;
+  EXPECT_TRUE(S.Strict);
+  EXPECT_TRUE(S.StrictShards);
+  // strict-shards is still accepted: an alias of strict.
+  Options Alias;
+  ASSERT_TRUE(Alias.parseArgs({"strict-shards"}, Err)) << Err;
+  EXPECT_TRUE(Alias.Strict);
+  EXPECT_TRUE(Alias.StrictShards);
+  // The opt-out wins in either order, also when the arguments come one call
+  // at a time (spmd-check's tools parse a compile command's that way).
+  for (auto Args : {std::vector<std::string>{"strict", "no-strict-shards"},
+                    std::vector<std::string>{"no-strict-shards", "strict"}}) {
+    Options O;
+    ASSERT_TRUE(O.parseArgs(Args, Err)) << Err;
+    EXPECT_TRUE(O.Strict);
+    EXPECT_FALSE(O.StrictShards);
+    Options One;
+    for (const std::string &A : Args)
+      ASSERT_TRUE(One.parseArgs({A}, Err)) << Err;
+    EXPECT_FALSE(One.StrictShards);
+  }
+  // Alone it does not turn strict mode on.
+  Options Off;
+  ASSERT_TRUE(Off.parseArgs({"no-strict-shards"}, Err)) << Err;
+  EXPECT_FALSE(Off.Strict);
+  EXPECT_FALSE(Off.StrictShards);
+}
+
 TEST(PluginOptions, BadArgumentsNameTheProblem) {
   Options O;
   std::string Err;

@@ -231,6 +231,84 @@ TEST(FlattenedAssertType, NameResolvesToComponentAxesOn8Ranks) {
   });
 }
 
+// A dim sharded on (dp, cp) is gathered in one all_gather over the
+// flattened dp_cp (dp outer, cp inner: the ranks' shards are in dp_cp
+// order); with the components the other way round on the dim it is refused.
+TEST(FlattenedCollective, GatherOverFlattenedAxisOfATupleShardOn8Ranks) {
+  run_ranks(8, [](const std::shared_ptr<World>& world) {
+    DeviceMesh mesh(world, {{dp, 2}, {cp, 2}, {tp, 2}});
+    mesh.flatten({dp, cp}, dp_cp);
+    MeshGuard on_mesh(mesh);
+    checker::TypecheckGuard guard(global_options());
+    const int64_t k =
+        mesh.axis("dp").local_rank * 2 + mesh.axis("cp").local_rank;
+    at::Tensor full = Data({8, 3});
+    at::Tensor x;
+    {
+      checker::NoTypecheckGuard paused;
+      x = full.narrow(0, 2 * k, 2).clone();
+    }
+    assert_type(x, {dp = V, cp = V, tp = R},
+                checker::partition_spec({{dp, cp}, {}}));
+    at::Tensor g = all_gather(x, dp_cp, S(0), R);
+    EXPECT_EQ(gtype(g), "{cp: R, dp: R, tp: R} PartitionSpec(None, None)");
+    EXPECT_TRUE(Same(g, full));
+    at::Tensor swapped = Data({2, 3});
+    assert_type(swapped, {dp = V, cp = V, tp = R},
+                checker::partition_spec({{cp, dp}, {}}));
+    std::string m = spmd_error<RedistributeError>(
+        [&] { all_gather(swapped, dp_cp, S(0), R); });
+    EXPECT_NE(m.find("all_gather on axis dp_cp is not allowed because its "
+                     "axes are not the innermost axes, in order, in its "
+                     "PartitionSpec group (cp, dp)"),
+              std::string::npos)
+        << m;
+  });
+}
+
+// local_map boundary leaves name a flattened axis as assert_type does:
+// S(0) on dp_cp is the tuple (dp, cp) on dim 0, in the map and in a spec.
+TEST(FlattenedCollective, LocalMapLeavesResolveFlattenedNamesOn8Ranks) {
+  run_ranks(8, [](const std::shared_ptr<World>& world) {
+    DeviceMesh mesh(world, {{dp, 2}, {cp, 2}, {tp, 2}});
+    mesh.flatten({dp, cp}, dp_cp);
+    MeshGuard on_mesh(mesh);
+    checker::TypecheckGuard guard(global_options());
+    at::Tensor x = Data({2, 3});
+    assert_type(x, {dp = V, cp = V, tp = R},
+                checker::partition_spec({{dp, cp}, {}}));
+    auto body = [](const std::vector<at::Tensor>& in) {
+      return std::vector<at::Tensor>{in[0] * 2.0};
+    };
+    auto out = checker::local_map(
+        body, {x},
+        std::vector<core::BoundaryType>{
+            checker::boundary({dp_cp = S(0), tp = R})},
+        {checker::boundary({dp_cp = V, tp = R},
+                           checker::partition_spec({{dp_cp}, {}}))},
+        "scale");
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(gtype(out[0]),
+              "{cp: S(0), dp: S(0), tp: R} PartitionSpec((dp, cp), None)");
+    // The wrong dim on the flattened axis is the boundary's type error.
+    EXPECT_TYPE_ERROR(
+        checker::local_map(body, {x},
+                           std::vector<core::BoundaryType>{
+                               checker::boundary({dp_cp = S(1), tp = R})},
+                           {checker::boundary({dp_cp = S(0), tp = R})}, "f"),
+        "local_map[f]");
+    // A component given twice.
+    std::string twice = spmd_error<UsageError>([&] {
+      checker::local_map(body, {x},
+                         std::vector<core::BoundaryType>{
+                             checker::boundary({dp_cp = S(0), dp = V})},
+                         {checker::boundary({dp_cp = S(0), tp = R})}, "g");
+    });
+    EXPECT_NE(twice.find("axis 'dp' is given twice"), std::string::npos)
+        << twice;
+  });
+}
+
 TEST(FlattenedAssertType, OtherMeshNamesOfTheSameRanksOn4Ranks) {
   run_ranks(4, [](const std::shared_ptr<World>& world) {
     DeviceMesh dense(world, {{dp, 2}, {tp, 2}});

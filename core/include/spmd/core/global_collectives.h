@@ -29,6 +29,17 @@ namespace spmd::core {
 Status check_innermost(std::string_view op, std::string_view axis,
                        const SpecEntry& entry, long dim);
 
+/// The same rule for a collective over a flattened axis (`axis`, e.g.
+/// dp_cp) that acts on its component axes `group` (outer to inner, §7.2):
+/// the components that shard dim `dim` must be the innermost axes of
+/// `entry`, in the same order, so that gathering over the flattened group
+/// reassembles the dim (`(dp, cp)` gathered over dp_cp is legal, over a
+/// flattened cp_dp or with `(cp, dp)` it is not). A group of one is
+/// check_innermost. Errors: RedistributeError as check_innermost.
+Status check_innermost_group(std::string_view op, std::string_view axis,
+                             const std::vector<std::string>& group,
+                             const SpecEntry& entry, long dim);
+
 /// How S(a) and S(b) of one tensor compare; a negative dim counts from the
 /// end. Without `rank`, dims of opposite signs are one dim for some ranks
 /// only (Unknown).

@@ -104,10 +104,22 @@ Result<TensorType> lift_to_mesh(const TensorType& operand,
 std::string axis_mismatch_hint(const std::vector<TensorType>& operands,
                                const AxisTable& table);
 
+/// The axes among `candidates` that `axis` stands for: the one with the
+/// same layout (another name of it, e.g. an expert mesh's etp = tp), or the
+/// proper sub-axes that flatten exactly to it (dp_cp = dp x cp), outermost
+/// first (the flattened axis's rank order). nullopt when `axis` is not in
+/// `table` or no such set exists. Used for collective axes and annotation
+/// names alike.
+std::optional<std::vector<std::string>> axis_components(
+    std::string_view axis, const std::vector<std::string>& candidates,
+    const AxisTable& table);
+
 /// The axes of `x` that a collective on `axis` acts on: {axis} when x has
 /// it (or an axis with the same layout), the sub-axes of x that flatten
 /// exactly to `axis` (a flattened collective axis such as dp_cp over a
-/// tensor typed on dp and cp), or nullopt.
+/// tensor typed on dp and cp), outermost first (the flattened axis's rank
+/// order, which global mode's innermost-axis rule compares with the spec),
+/// or nullopt.
 std::optional<std::vector<std::string>> resolve_collective_axes(
     std::string_view axis, const TensorType& x, const AxisTable& table);
 

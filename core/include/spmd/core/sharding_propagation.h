@@ -142,6 +142,18 @@ Result<AxisOutcome> propagate_axis(std::string_view op,
                                    const ShardingArgs& args,
                                    std::string_view axis);
 
+/// The result's local shape as far as `op`'s sizes follow from its operands'
+/// (`tensors`, their local shapes in call order) and `args`: rank
+/// `out_rank` (as propagate_axis gives it; unknown shape when nullopt), and
+/// the sizes that are certain: a dim reduced with keepdim or inserted by
+/// unsqueeze has size 1; a reduction keeps the sizes of the dims it does not
+/// reduce; a pointwise result's dim has the broadcast size when every
+/// operand that has the dim knows its size there. Every other size (and
+/// every size of the other rule families) is unknown. Lets a front end that
+/// tracks sizes see that `x - x_max` (keepdim) broadcasts along x's shard.
+Shape result_shape(std::string_view op, const std::vector<Shape>& tensors,
+                   const ShardingArgs& args, std::optional<long> out_rank);
+
 /// The order of mesh axes within multi-axis PartitionSpec entries through an
 /// op (spec §12.2: "multi-axis entries impose an order; inputs with
 /// conflicting orders -> SpmdTypeError; outputs keep the input order").

@@ -61,9 +61,13 @@ struct Options {
   /// With Strict in global mode: a shard dim that an op lost (a view, a
   /// missing rank) is also reported where the dim matters (an op with a dim
   /// argument, a contraction, a parameter, return or variable declared S(k)).
-  /// Opt-in (plugin argument strict-shards, which implies strict) until the
-  /// examples carry every rank; docs/plugin.md "Strict mode".
+  /// Set by parseArgs: part of strict (plugin argument strict; strict-shards
+  /// is an alias) unless no-strict-shards opts out; docs/plugin.md "Strict
+  /// mode".
   bool StrictShards = false;
+  /// The plugin argument no-strict-shards: strict without StrictShards (for
+  /// code that does not give every rank yet).
+  bool NoStrictShards = false;
   /// Global mode (docs/plugin.md "Global mode"): S(i) keeps its shard dim,
   /// collectives check it, ops propagate it (core sharding_propagation.h),
   /// and a known shard is not accepted where a pending sum P is expected.
@@ -91,7 +95,11 @@ struct Options {
   }
 
   /// Applies plugin arguments, in order:
-  ///   strict                  enable strict mode
+  ///   strict                  enable strict mode (in global mode with the
+  ///                           lost shard dims: StrictShards)
+  ///   strict-shards           the same (an alias kept from when it was
+  ///                           opt-in)
+  ///   no-strict-shards        strict mode without the lost shard dims
   ///   system-headers          analyse functions in system headers
   ///   stats                   print analysis statistics to stderr
   ///   warn=<kind>|all         report <kind> as a warning
@@ -100,6 +108,10 @@ struct Options {
   /// Returns false and sets \p Err (naming the bad argument and listing the
   /// accepted ones) on an unknown argument or kind.
   bool parseArgs(llvm::ArrayRef<std::string> Args, std::string &Err);
+
+private:
+  /// parseArgs's loop over \p Args (StrictShards is set after it).
+  bool parseEach(llvm::ArrayRef<std::string> Args, std::string &Err);
 };
 
 /// The spmd-check arguments in Clang's plugin-argument map
