@@ -712,12 +712,13 @@ Transfer::shardRuleRejects(const CallExpr *CE, llvm::StringRef Name,
   }
   if (!AnySharded)
     return std::nullopt;
-  fixOperandRanks(Canon, Args);
+  llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
+  core::ShardingArgs SA = shardingArgs(Canon, Lists);
+  fixOperandRanks(Canon, SA, Args);
   if (findUnresolved(Args))
     return std::nullopt;
-  llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
-  core::Result<core::AxisOutcome> R = core::propagate_axis(
-      CoreName, Args, shardingArgs(Canon, Lists), TU.Axes.name(A));
+  core::Result<core::AxisOutcome> R =
+      core::propagate_axis(CoreName, Args, SA, TU.Axes.name(A));
   if (R.ok())
     return std::nullopt;
   return R.error();
