@@ -1046,8 +1046,23 @@ struct ShapeInput {
                        what + " dim " + std::to_string(d) + ", which " +
                            std::string(axis) + " shards (S(" +
                            std::to_string(d) +
-                           "): local indices are not global indices",
+                           ")): local indices are not global indices",
                        gather_fix(axis, 0, d) + ", or index another dim");
+  }
+  // A split (chunk, split, tensor_split, unbind) of the sharded dim: as
+  // on_shard, and where each rank's shard holds its own pieces (a fused QKV
+  // or gate/up projection sharded piece by piece) the split is a local
+  // operation, written in a local region.
+  TypeError split_on_shard() const {
+    TypeError e = on_shard("it splits along");
+    e.fix +=
+        "; if each rank's shard holds its own pieces (a fused QKV or "
+        "gate/up weight sharded per piece), split it in a local region "
+        "instead: a helper marked SPMD_LOCAL ([[spmd::local]]; at "
+        "runtime spmd::checker::LocalRegionGuard) whose parameter and "
+        "result are declared " +
+        std::string(axis) + " = S(" + std::to_string(d) + ")";
+    return e;
   }
 };
 
@@ -1267,7 +1282,7 @@ Result<AxisOutcome> narrow_select_split(const ShapeInput& s,
       return s.keep(out_rank, d);
     if (name == "chunk" || name == "split" || name == "tensor_split" ||
         name == "unbind")
-      return s.on_shard("it splits along");
+      return s.split_on_shard();
     return s.on_shard("it indexes");
   }
   return s.keep(out_rank, removes && *n < d ? d - 1 : d);

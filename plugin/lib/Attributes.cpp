@@ -268,11 +268,46 @@ const AxisEntry *TypeAnnotation::entry(llvm::StringRef Axis) const {
 }
 
 std::string TypeAnnotation::str() const {
+  // A tuple entry (two or more axes on one dim, from spmd::spec) is printed
+  // as the PartitionSpec it was written as, in spec §12.1's notation, with
+  // the order of its axes: {spec((dp, tp), None), ep: R}. Otherwise (the
+  // common case) every entry is `axis: type`.
+  int Dims = Rank;
+  bool Tuple = false, Negative = false;
+  for (const AxisEntry &E : Entries)
+    if (E.Type.is_shard()) {
+      Negative |= E.Type.dim < 0;
+      Dims = std::max(Dims, E.Type.dim + 1);
+      for (const AxisEntry &O : Entries)
+        Tuple |= &O != &E && O.Type.is_shard() && O.Type.dim == E.Type.dim;
+    }
   std::string S = "{";
-  for (size_t I = 0; I < Entries.size(); ++I) {
-    if (I)
-      S += ", ";
-    S += Entries[I].Axis + ": " + core::to_string(Entries[I].Type);
+  bool First = true;
+  if (Tuple && !Negative) {
+    S += "spec(";
+    for (int D = 0; D < Dims; ++D) {
+      llvm::SmallVector<const AxisEntry *, 3> Axes;
+      for (const AxisEntry &E : Entries)
+        if (E.Type.is_shard() && E.Type.dim == D)
+          Axes.push_back(&E);
+      llvm::stable_sort(Axes, [](const AxisEntry *X, const AxisEntry *Y) {
+        return X->Pos < Y->Pos;
+      });
+      std::string Entry = Axes.empty() ? "None" : "";
+      for (size_t I = 0; I < Axes.size(); ++I)
+        Entry += (I ? ", " : "") + Axes[I]->Axis;
+      if (Axes.size() > 1)
+        Entry = "(" + Entry + ")";
+      S += (D ? ", " : "") + Entry;
+    }
+    S += ")";
+    First = false;
+  }
+  for (const AxisEntry &E : Entries) {
+    if (Tuple && !Negative && E.Type.is_shard())
+      continue;
+    S += (First ? "" : ", ") + E.Axis + ": " + core::to_string(E.Type);
+    First = false;
   }
   return S + "}";
 }

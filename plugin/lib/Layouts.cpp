@@ -158,12 +158,18 @@ const TypeAnnotation *LayoutTable::typeIn(const FunctionDecl *FD, int Param,
 }
 
 SourceLocation LayoutTable::whereDecided(const FunctionDecl *FD, int Param,
-                                         const Layout &L) {
+                                         const Layout &L,
+                                         const FieldDecl **Flag, bool *Value) {
   const LayoutFlags &LF = flagsOf(FD);
   for (const WhenAnnotation &W : Table.whensOf(FD, Param)) {
     int K = LF.indexOf(resolve(FD, W.Flag));
-    if (K >= 0 && (L.Known >> K & 1) && bool(L.Values >> K & 1) == W.Value)
+    if (K >= 0 && (L.Known >> K & 1) && bool(L.Values >> K & 1) == W.Value) {
+      if (Flag)
+        *Flag = LF.Flags[K];
+      if (Value)
+        *Value = W.Value;
       return L.Where[K];
+    }
   }
   return SourceLocation();
 }
@@ -471,6 +477,15 @@ void LayoutTable::constructionSites(const FieldDecl *Member,
     if (CD->getBody())
       AssignmentFinder(Member, Out).Visit(CD->getBody());
   }
+}
+
+const ValueDecl *LayoutTable::instanceDecl(const Expr *Instance) const {
+  const Expr *E = instanceOf(Instance);
+  if (const auto *ME = dyn_cast_or_null<MemberExpr>(E))
+    return dyn_cast<FieldDecl>(ME->getMemberDecl());
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E))
+    return dyn_cast<VarDecl>(DRE->getDecl());
+  return nullptr;
 }
 
 Layout LayoutTable::layoutOfInstance(const FunctionDecl *FD,

@@ -81,9 +81,16 @@ public:
                           const Layout *Current);
 
   /// Where the value of a flag that parameter \p Param (-1: the result) of
-  /// \p FD depends on was decided in \p L, or an invalid location.
+  /// \p FD depends on was decided in \p L, or an invalid location; with
+  /// \p Flag and \p Value, which flag and its value there.
   clang::SourceLocation whereDecided(const clang::FunctionDecl *FD, int Param,
-                                     const Layout &L);
+                                     const Layout &L,
+                                     const clang::FieldDecl **Flag = nullptr,
+                                     bool *Value = nullptr);
+
+  /// The data member or local variable a call's object \p Instance denotes
+  /// (through a module holder's `->`), or null (`this`, a temporary).
+  const clang::ValueDecl *instanceDecl(const clang::Expr *Instance) const;
 
   /// The value of the condition \p Cond in layout \p L of \p FD (`flag_`,
   /// `!flag_`, `this->flag_ == false`), or nullopt.

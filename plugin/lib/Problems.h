@@ -34,6 +34,9 @@ enum class ProblemCode : uint8_t {
   NonConstantDst,    ///< a collective's dst is not a constant type
   IllegalCollective, ///< core::check_arguments rejected src/dst/options
   CollectiveInput,   ///< the input's type on the axis is not src
+  AlreadyReduced,    ///< all_reduce / reduce_scatter (src P) of a value that
+                     ///< is R or I: it is reduced already (Origins: where;
+                     ///< ReducedBefore: by a reducing collective there)
   OpType,            ///< core::infer rejected an ordinary tensor op
   InPlace,           ///< core::apply_inplace rejected an in-place op
   MissingMeshAxis,   ///< an operand's declared type lacks a mesh axis
@@ -65,6 +68,16 @@ struct SuggestedCollective {
   PerAxisType Result;
 };
 
+/// A declared type chosen by the layout of a layer instance
+/// ([[spmd::when]]): the instance's member or local variable, the flag that
+/// chose it and the flag's value.
+struct LayoutChoice {
+  const clang::ValueDecl *Instance = nullptr;
+  const clang::FieldDecl *Flag = nullptr;
+  bool Value = false;
+  clang::SourceLocation Where; ///< the constructor argument that set it
+};
+
 /// What a value was checked against, for Mismatch.
 struct Destination {
   enum Kinds : uint8_t {
@@ -85,6 +98,9 @@ struct Destination {
   /// Argument: where the callee's instance was constructed with the layout
   /// flag that chose the declared type ([[spmd::when]]), if it did.
   clang::SourceLocation LayoutLoc;
+  /// Argument: the member (or local) the callee runs on, that flag and its
+  /// value, when a layout chose the declared type.
+  LayoutChoice Layout;
 };
 
 /// One problem found by the transfer functions.
@@ -109,10 +125,22 @@ struct Problem {
   std::optional<core::TypeError> Error;
   /// A collective call that would repair it.
   std::optional<SuggestedCollective> Fix;
+  /// OpType: the reduce (all_reduce, src P) that takes the op's result
+  /// directly, when Fix reduces an operand of the op: the repair moves that
+  /// reduce onto the operand instead of adding a second one.
+  const clang::CallExpr *MovedReduce = nullptr;
   /// CollectiveInput: the src argument, to be replaced by Actual (null when
   /// no other src would be legal).
   const clang::Expr *SrcArg = nullptr;
-  Destination Dest;                     ///< Mismatch
+  /// AlreadyReduced: the origin of the input's type is a collective that
+  /// reduced a pending sum (the first reduce).
+  bool ReducedBefore = false;
+  /// AlreadyReduced: the collective's dst, as written.
+  std::optional<PerAxisType> Dst;
+  Destination Dest; ///< Mismatch
+  /// Mismatch of a tuple entry's order (global mode, spec §12.1): the
+  /// value's axes on the dim, outer to inner (empty otherwise).
+  llvm::SmallVector<AxisId, 3> ActualOrder;
   const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
   core::TensorType Type; ///< MissingMeshAxis: the axes the operand has
   /// Found while analysing a body in one layout of its flags only

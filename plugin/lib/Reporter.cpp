@@ -219,6 +219,7 @@ void Reporter::handle(Problem P) {
   case ProblemCode::NonConstantDst:
   case ProblemCode::IllegalCollective:
   case ProblemCode::CollectiveInput:
+  case ProblemCode::AlreadyReduced:
   case ProblemCode::InPlace:
   case ProblemCode::MissingMeshAxis:
     renderCollective(P, D);
@@ -243,6 +244,7 @@ void Reporter::handle(Problem P) {
       return;
     break;
   }
+  resultLayoutNotes(P, D);
   // A problem of one layout of a layer's flags ([[spmd::when]]).
   if (!P.Layout.empty()) {
     std::string Text = "in the layout where ";
@@ -290,6 +292,8 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   default:
     break;
   }
+  if (P.Code == ProblemCode::AlreadyReduced)
+    return renderAlreadyReduced(P, D);
   D.Text = opMessage(P);
   if (P.Code != ProblemCode::CollectiveInput)
     return addCoreAdvice(*P.Error, D);
@@ -304,6 +308,68 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
            spmdTypeSpelling(*P.Actual))}});
 }
 
+/// A reduce (src P) of a value that is R or I: it holds no pending sum, so
+/// the advice is to drop this reduce (a note at the first one when the
+/// value came from one), not to make the value P again.
+void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
+  PerAxisType Have = *P.Actual;
+  std::string Ax = axisName(*P.Axis), Op = opName(P.Op);
+  std::string What = describe(P.Subject);
+  std::string Bare = core::to_string(P.Op);
+  D.Text = opMessage(P) + ": " + What +
+           (P.ReducedBefore ? " is already reduced (reducing it again"
+                            : " is no pending sum (reducing it") +
+           " would add up " + Ax + "-size copies of it); remove this " + Bare;
+  const TypeOrigin &O = P.Origins.front();
+  if (P.ReducedBefore)
+    D.Notes.push_back({O.From.Loc,
+                       "reduced on axis '" + Ax + "' here already (type " +
+                           typeStr(Have) + ")",
+                       {}});
+  else
+    D.Notes.push_back(originNote(O, *P.Axis));
+  // The repair: the input itself when it already has the result type
+  // (all_reduce(x, tp, P, R) of an R x), else the conversion that gives
+  // the result type without reducing (I -> R, R -> S(k)).
+  const Expr *X = P.Call->getArg(0);
+  const LangOptions &LO = TU.Ctx.getLangOpts();
+  llvm::StringRef XText = Lexer::getSourceText(
+      CharSourceRange::getTokenRange(X->getSourceRange()), SM, LO);
+  if (!isEditableRange(P.Call) || XText.empty())
+    return;
+  std::optional<PerAxisType> Result = P.Dst;
+  if (!Result)
+    return;
+  std::string Replacement;
+  std::string NoteText;
+  if (*Result == Have) {
+    Replacement = XText.str();
+    NoteText = "remove this " + Op + " (" + What + " is " + typeStr(Have) +
+               " already)";
+  } else {
+    std::optional<core::CollectiveCall> Route =
+        core::route_redistribute(Have, *Result);
+    if (!Route)
+      return;
+    Route->expert_mode = false;
+    if (!core::check_arguments(*Route).ok())
+      return;
+    Replacement = opName(Route->op) + "(" + XText.str() + ", " +
+                  axisSpelling(*P.Axis) + ", " + spmdTypeSpelling(Route->src) +
+                  ", " + spmdTypeSpelling(Route->dst) + ")";
+    NoteText = "replace this " + Op + " by " + opName(Route->op) + "(..., " +
+               axisSpelling(*P.Axis) + ", " + spmdTypeSpelling(Route->src) +
+               ", " + spmdTypeSpelling(Route->dst) + "), which makes " + What +
+               " " + typeStr(*Result) + " without reducing it";
+  }
+  D.Notes.push_back(
+      {P.Call->getBeginLoc(),
+       NoteText,
+       {FixItHint::CreateReplacement(
+           CharSourceRange::getTokenRange(P.Call->getSourceRange()),
+           Replacement)}});
+}
+
 void Reporter::renderOpType(const Problem &P, Pending &D) {
   const core::TypeError &Err = *P.Error;
   D.Text = opMessage(P);
@@ -315,10 +381,55 @@ void Reporter::renderOpType(const Problem &P, Pending &D) {
   std::optional<Note> Fix;
   if (P.Fix)
     Fix = fixItNote(*P.Fix, *P.Axis);
+  if (Fix && P.Fix->Call.src.kind == TypeKind::Partial) {
+    // Reducing an operand: say that it comes first, before the op (a
+    // non-linear op, or an affine term, needs the full sum).
+    std::string Op = writtenOpName(P.Call, SM, TU.Ctx.getLangOpts());
+    std::string What = describe(P.Fix->Target);
+    if (P.MovedReduce) {
+      moveReduce(*P.Fix, P.MovedReduce, *Fix);
+      Fix->Text = "reduce " + What + " before " + Op +
+                  ", not after it: move the enclosing spmd::all_reduce onto " +
+                  What;
+    } else {
+      Fix->Text = "reduce " + What + " before " + Op + ": " + Fix->Text;
+    }
+  }
   if (Fix)
     D.Notes.push_back(std::move(*Fix));
   else
     addCoreAdvice(Err, D);
+}
+
+/// Turns the fix-it note \p N (wrap the fix's target in the reduce) into a
+/// move of \p Outer, the reduce that takes the op's result: its call is
+/// removed around its input, and the target is wrapped in the same call.
+void Reporter::moveReduce(const SuggestedCollective &S, const CallExpr *Outer,
+                          Note &N) const {
+  const LangOptions &LO = TU.Ctx.getLangOpts();
+  const Expr *In = Outer->getArg(0);
+  SourceLocation InEnd = Lexer::getLocForEndOfToken(In->getEndLoc(), 0, SM, LO);
+  SourceLocation OuterEnd =
+      Lexer::getLocForEndOfToken(Outer->getEndLoc(), 0, SM, LO);
+  if (InEnd.isInvalid() || OuterEnd.isInvalid())
+    return;
+  // The outer call's own text after its input: ", tp, P, R)" as written.
+  llvm::StringRef Tail = Lexer::getSourceText(
+      CharSourceRange::getCharRange(InEnd, OuterEnd), SM, LO);
+  llvm::StringRef Head = Lexer::getSourceText(
+      CharSourceRange::getCharRange(Outer->getBeginLoc(), In->getBeginLoc()),
+      SM, LO);
+  if (Tail.empty() || Head.empty())
+    return;
+  N.FixIts.clear();
+  N.FixIts.push_back(FixItHint::CreateRemoval(
+      CharSourceRange::getCharRange(Outer->getBeginLoc(), In->getBeginLoc())));
+  SourceRange R = S.Target->getSourceRange();
+  N.FixIts.push_back(FixItHint::CreateInsertion(R.getBegin(), Head.str()));
+  N.FixIts.push_back(FixItHint::CreateInsertion(
+      Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, LO), Tail.str()));
+  N.FixIts.push_back(
+      FixItHint::CreateRemoval(CharSourceRange::getCharRange(InEnd, OuterEnd)));
 }
 
 void Reporter::renderMismatch(const Problem &P, Pending &D) {
@@ -361,20 +472,78 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
     Target = describe(Dest.Mutated) + " is declared";
     break;
   }
-  D.Text = Subject + " has type " + typeStr(*P.Actual) + " on axis '" +
-           axisName(*P.Axis) + "', but " + Target + " " + typeStr(*P.Expected) +
-           " there";
+  // S(k) of a tuple entry (spmd::spec({dp, tp}, ...)): say where in the
+  // tuple, outer to inner, since the order is part of the type.
+  std::string Where;
+  if (P.Expected->is_shard()) {
+    llvm::SmallVector<const AxisEntry *, 3> Tuple;
+    for (const AxisEntry &E : Dest.Declared->Entries)
+      if (E.Type.is_shard() && E.Type.dim == P.Expected->dim)
+        Tuple.push_back(&E);
+    llvm::stable_sort(Tuple, [](const AxisEntry *X, const AxisEntry *Y) {
+      return X->Pos < Y->Pos;
+    });
+    if (Tuple.size() > 1) {
+      Where = " (dim " + std::to_string(P.Expected->dim) + " split by (";
+      for (size_t I = 0; I < Tuple.size(); ++I)
+        Where += (I ? ", " : "") + Tuple[I]->Axis;
+      Where += "), outer to inner)";
+    }
+  }
+  std::string Actual = typeStr(*P.Actual);
+  if (!P.ActualOrder.empty()) {
+    Actual += " (dim " + std::to_string(P.Actual->dim) + " split by (";
+    for (size_t I = 0; I < P.ActualOrder.size(); ++I)
+      Actual += (I ? ", " : "") + axisName(P.ActualOrder[I]);
+    Actual += "), outer to inner)";
+  }
+  D.Text = Subject + " has type " + Actual + " on axis '" + axisName(*P.Axis) +
+           "', but " + Target + " " + typeStr(*P.Expected) + Where + " there";
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
   D.Notes.push_back(
       {Dest.Declared->Loc, "declared type is " + Dest.Declared->str(), {}});
-  if (Dest.LayoutLoc.isValid())
-    D.Notes.push_back({Dest.LayoutLoc,
-                       "the layout of this instance (and so the declared "
-                       "type) is chosen by this constructor argument",
-                       {}});
+  if (Dest.LayoutLoc.isValid() || Dest.Layout.Instance)
+    layoutNotes(Dest.Layout, "the declared type of the parameter", D);
   if (P.Fix)
     if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))
       D.Notes.push_back(std::move(*Fix));
+}
+
+/// Where a layout chose a declared type ([[spmd::when]]): at the member (or
+/// local) the layer instance is, and at the constructor argument that set
+/// its flag.
+void Reporter::layoutNotes(const LayoutChoice &C, llvm::StringRef Chosen,
+                           Pending &D) const {
+  std::string Layout;
+  if (C.Flag)
+    Layout =
+        "'" + C.Flag->getNameAsString() + "' = " + (C.Value ? "true" : "false");
+  std::string Name =
+      C.Instance ? "'" + C.Instance->getNameAsString() + "'" : "this instance";
+  if (C.Instance)
+    D.Notes.push_back({C.Instance->getLocation(),
+                       Name + " is declared here; its layout" +
+                           (Layout.empty() ? "" : " (" + Layout + ")") +
+                           " chooses " + Chosen.str(),
+                       {}});
+  if (C.Where.isValid())
+    D.Notes.push_back({C.Where,
+                       "the layout of " + Name +
+                           (Layout.empty() ? "" : " (" + Layout + ")") +
+                           " is chosen by this constructor argument",
+                       {}});
+}
+
+/// A note for each origin whose type is a call's result chosen by the
+/// layout of the call's instance.
+void Reporter::resultLayoutNotes(const Problem &P, Pending &D) const {
+  for (const TypeOrigin &O : P.Origins) {
+    if (O.From.Kind != OriginKind::CallResult)
+      continue;
+    auto It = TU.LayoutResults.find(O.From.Loc.getRawEncoding());
+    if (It != TU.LayoutResults.end())
+      layoutNotes(It->second, "the declared result type of this call", D);
+  }
 }
 
 void Reporter::renderAssert(const Problem &P, Pending &D) {

@@ -58,6 +58,7 @@ private:
 
   // One renderer per family of problems.
   void renderCollective(const Problem &P, Pending &D);
+  void renderAlreadyReduced(const Problem &P, Pending &D);
   void renderOpType(const Problem &P, Pending &D);
   void renderMismatch(const Problem &P, Pending &D);
   void renderAssert(const Problem &P, Pending &D);
@@ -69,6 +70,11 @@ private:
   Note originNote(const TypeOrigin &O, AxisId Axis) const;
   std::optional<Note> fixItNote(const SuggestedCollective &S,
                                 AxisId Axis) const;
+  void layoutNotes(const LayoutChoice &C, llvm::StringRef Chosen,
+                   Pending &D) const;
+  void resultLayoutNotes(const Problem &P, Pending &D) const;
+  void moveReduce(const SuggestedCollective &S, const clang::CallExpr *Outer,
+                  Note &N) const;
   std::string describe(const clang::Expr *E) const;
   std::string axisName(AxisId A) const { return TU.Axes.name(A).str(); }
   std::string axisSpelling(AxisId A) const;

@@ -439,8 +439,8 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
   // A layer with layout flags: the layout its instance was constructed with
   // (the object of the call, through a module holder).
   std::optional<Layout> CallLayout;
+  const Expr *Instance = nullptr;
   if (!TU.Layouts.flagsOf(Callee).Flags.empty()) {
-    const Expr *Instance = nullptr;
     if (const auto *MC = dyn_cast<CXXMemberCallExpr>(Call))
       Instance = MC->getImplicitObjectArgument();
     else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Call);
@@ -466,8 +466,12 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
     if (!A || !Types.isTracked(Arg->getType()))
       continue; // only tensors are tracked
     Destination D;
-    if (CallLayout && A != TU.Table.paramOf(Callee, PI))
-      D.LayoutLoc = TU.Layouts.whereDecided(Callee, int(PI), *CallLayout);
+    if (CallLayout && A != TU.Table.paramOf(Callee, PI)) {
+      D.LayoutLoc = TU.Layouts.whereDecided(Callee, int(PI), *CallLayout,
+                                            &D.Layout.Flag, &D.Layout.Value);
+      D.Layout.Instance = TU.Layouts.instanceDecl(Instance);
+      D.Layout.Where = D.LayoutLoc;
+    }
     D.Kind = Destination::Argument;
     D.Callee = Callee;
     D.ParamIndex = PI;
@@ -478,6 +482,14 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
           CallLayout ? TU.Layouts.typeIn(Callee, -1, *CallLayout, &Partial)
                      : TU.Table.resultOf(Callee)) {
     Value V = declared(*R, {Call->getExprLoc(), OriginKind::CallResult});
+    if (CallLayout && R != TU.Table.resultOf(Callee)) {
+      LayoutChoice C;
+      C.Where =
+          TU.Layouts.whereDecided(Callee, -1, *CallLayout, &C.Flag, &C.Value);
+      C.Instance = TU.Layouts.instanceDecl(Instance);
+      if (C.Flag)
+        TU.LayoutResults[Call->getExprLoc().getRawEncoding()] = C;
+    }
     if (Partial) // axes of an unknown layout: strict mode says so here
       checkUnknownUse(Value::unknown(), Call);
     return V;
@@ -1067,7 +1079,8 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
 }
 
 void Transfer::checkUnknownUse(const Value &V, const Expr *E) {
-  if (!TU.Opts.Strict || !V.isUnknown() || !reporting(DiagKind::UnknownType))
+  if (!TU.Opts.Strict || !V.isUnknown() || V.fromError() ||
+      !reporting(DiagKind::UnknownType))
     return;
   Problem P;
   P.Kind = DiagKind::UnknownType;
@@ -1150,6 +1163,42 @@ static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
   return false;
 }
 
+/// Global mode: the order in which \p V's axes shard dim \p D, when the
+/// declared tuple of that dim (\p Want's entries with \p Entry's dim, spec
+/// §12.1) names the same axes in another order; nullopt when the orders
+/// agree, the axes differ, or \p V gives no order (map entries).
+std::optional<llvm::SmallVector<AxisId, 3>>
+Transfer::tupleOrderDiffers(const Value &V, int D, const TypeAnnotation &Want,
+                            const AxisEntry &Entry) const {
+  llvm::SmallVector<const AxisEntry *, 3> Declared;
+  for (const AxisEntry &O : Want.Entries)
+    if (O.Type.is_shard() && O.Type.dim == Entry.Type.dim)
+      Declared.push_back(&O);
+  if (Declared.size() < 2)
+    return std::nullopt;
+  llvm::stable_sort(Declared, [](const AxisEntry *X, const AxisEntry *Y) {
+    return X->Pos < Y->Pos;
+  });
+  llvm::SmallVector<AxisId, 3> Have;
+  llvm::SmallVector<int, 3> Positions;
+  for (AxisId A : V.tupleOf(D))
+    if (llvm::any_of(Declared, [&](const AxisEntry *O) {
+          return O->Axis == TU.Axes.name(A);
+        })) {
+      Have.push_back(A);
+      Positions.push_back(V.get(A)->Pos);
+    }
+  if (Have.size() != Declared.size())
+    return std::nullopt;
+  for (size_t I = 1; I < Positions.size(); ++I)
+    if (Positions[I] == Positions[I - 1])
+      return std::nullopt; // no order given
+  for (size_t I = 0; I < Have.size(); ++I)
+    if (TU.Axes.name(Have[I]) != Declared[I]->Axis)
+      return Have;
+  return std::nullopt;
+}
+
 void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                             const Destination &Dest, const Expr *E) {
   DiagKind Kind = Dest.Kind == Destination::Argument ? DiagKind::CallArgument
@@ -1162,6 +1211,8 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     AxisId Axis;
     PerAxisType Have;
     const AxisFact *Fact;
+    /// A tuple entry in another order: the value's order, outer to inner.
+    llvm::SmallVector<AxisId, 3> Order = {};
   };
   llvm::SmallVector<Mismatch, 2> Mismatches;
   for (const AxisEntry &Entry : Want.Entries) {
@@ -1185,6 +1236,10 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                          : (*D < 0) == (K < 0) && *D != K;
       if (Differ)
         Mismatches.push_back({&Entry, A, types::S(*D), F});
+      else if (Entry.Pos == 0)
+        if (std::optional<llvm::SmallVector<AxisId, 3>> Order =
+                tupleOrderDiffers(V, *D, Want, Entry))
+          Mismatches.push_back({&Entry, A, types::S(*D), F, *Order});
     }
   }
   if (Mismatches.empty()) {
@@ -1210,6 +1265,7 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     P.Actual = M.Have;
     P.Origins.push_back({nullptr, M.Have, M.Fact->originOf(M.Have)});
     P.Dest = Dest;
+    P.ActualOrder = M.Order;
     if (Mismatches.size() == 1 && !M.Have.is_shard())
       P.Fix = conversion(E, M.Have, M.Entry->Type);
     report(std::move(P));

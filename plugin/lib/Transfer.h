@@ -29,6 +29,7 @@
 #include <spmd/core/sharding_propagation.h>
 
 #include <map>
+#include <set>
 
 namespace spmd::plugin {
 
@@ -64,6 +65,13 @@ struct TUContext {
   /// Global mode: why an op left a shard dim unknown, by (op location,
   /// axis): the reason the strict-mode report gives (TransferShards.cpp).
   std::map<std::pair<unsigned, AxisId>, core::TypeError> ShardLoss;
+  /// The collectives that reduce a pending sum (all_reduce, reduce_scatter
+  /// with src P), by (location, axis): a second reduce of their result is
+  /// reported as a double reduce with a note at the first.
+  std::set<std::pair<unsigned, AxisId>> Reductions;
+  /// Calls whose declared result type a layout of their instance chose, by
+  /// location: which (for the notes of a problem with such an origin).
+  llvm::DenseMap<unsigned, LayoutChoice> LayoutResults;
   /// [[spmd::local(spmd::Infer)]] regions (by canonical declaration): per
   /// parameter, the join of the arguments' local types at the calls
   /// analysed so far (the regions themselves are analysed last).
@@ -303,8 +311,34 @@ private:
   /// local rule's and the sharding rule's reports share it).
   Problem opTypeProblem(const clang::CallExpr *CE, const Operands &Ops,
                         const core::TypeError &Err);
-  void reportOpType(const clang::CallExpr *CE, const core::OpInfo &Info,
-                    const Operands &Ops, const core::TypeError &Err);
+  /// Reports the core's error \p Err on op \p Name at \p CE, with a fix-it
+  /// when converting one operand makes the op legal under the local rule
+  /// and, in global mode, the sharding rule (\p CallArgs: the call's
+  /// arguments, for the sharding rule's dims).
+  void reportOpType(const clang::CallExpr *CE, llvm::StringRef Name,
+                    llvm::ArrayRef<const clang::Expr *> CallArgs,
+                    const core::OpInfo &Info, const Operands &Ops,
+                    const core::TypeError &Err);
+  /// The all_reduce that takes op call \p CE directly, when the repair
+  /// \p Fix (reducing an operand) should move it (see TransferOps.cpp).
+  const clang::CallExpr *enclosingReduce(const clang::CallExpr *CE, AxisId A,
+                                         const core::OpInfo &Info,
+                                         const std::vector<core::Operand> &Core,
+                                         const SuggestedCollective &Fix,
+                                         const core::InferenceContext &IC);
+  /// Global mode: \p V's order of dim \p D's axes when \p Want declares
+  /// them as a tuple in another order (spec §12.1), else nullopt.
+  std::optional<llvm::SmallVector<AxisId, 3>>
+  tupleOrderDiffers(const Value &V, int D, const TypeAnnotation &Want,
+                    const AxisEntry &Entry) const;
+  /// Global mode: the sharding rule's error for op \p Name on axis \p A
+  /// when operand \p Index (of Ops.Sources) had type \p T there instead of
+  /// its own; nullopt when the rule accepts it or cannot decide (a shard or
+  /// rank unknown).
+  std::optional<core::TypeError>
+  shardRuleRejects(const clang::CallExpr *CE, llvm::StringRef Name,
+                   llvm::ArrayRef<const clang::Expr *> CallArgs,
+                   const Operands &Ops, AxisId A, size_t Index, PerAxisType T);
   const InferVerdict &infer(llvm::StringRef Name, const core::OpInfo &Info,
                             const Operands &Ops);
   Value resultOf(const InferVerdict &R, const Operands &Ops,

@@ -146,7 +146,7 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
     P.Call = CE;
     P.Op = C;
     report(std::move(P));
-    return Value::unknown();
+    return Value::error();
   }
   AxisId Axis = axis(*AxisName);
   TU.noteAxis(Axis, AxisDecl);
@@ -195,6 +195,10 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   // The axis leaves its dim's tuple; a dst S(d) appends it there as the
   // innermost axis (spec §12.4).
   int Pos = Call->dst.is_shard() ? In.innermostPos(Call->dst.dim, Axis) : 0;
+  if (Call->src.kind == TypeKind::Partial &&
+      (Call->op == core::Collective::AllReduce ||
+       Call->op == core::Collective::ReduceScatter))
+    TU.Reductions.insert({CE->getExprLoc().getRawEncoding(), Axis});
   Out.set(Axis,
           AxisFact::known(globalAxis(Axis) ? Call->dst : Call->dst.local(),
                           {CE->getExprLoc(), OriginKind::Collective}, Pos));
@@ -236,8 +240,23 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
     return;
   Problem P = collectiveInputProblem(CE, Call, Axis, Known);
   const Expr *X = CE->getArg(0);
-  P.Origins.push_back({X, Known, F.originOf(Known)});
+  const Origin &From = F.originOf(Known);
+  P.Origins.push_back({X, Known, From});
   P.Error = R.error();
+  // A reduce of a value that is no pending sum (R or I): reduced already,
+  // typically twice in a row. The advice is to drop this reduce, not to
+  // make the value P again.
+  if (Call.src.kind == TypeKind::Partial &&
+      (Known == types::R || Known == types::I) &&
+      (Call.op == core::Collective::AllReduce ||
+       Call.op == core::Collective::ReduceScatter)) {
+    P.Code = ProblemCode::AlreadyReduced;
+    P.Dst = Call.dst;
+    P.ReducedBefore = From.Kind == OriginKind::Collective &&
+                      TU.Reductions.count({From.Loc.getRawEncoding(), Axis});
+    report(std::move(P));
+    return;
+  }
   // A different src would accept this input: offer it when legal.
   core::CollectiveCall Alt = Call;
   Alt.src = Known;

@@ -8,6 +8,8 @@
 
 #include "Transfer.h"
 
+#include "clang/AST/ParentMapContext.h"
+
 #include <spmd/core/collectives.h>
 
 using namespace clang;
@@ -109,10 +111,14 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
 
   const InferVerdict &R = infer(Name, Info, Ops);
   if (R.Error) {
-    reportOpType(CE, Info, Ops, *R.Error);
-    return Value::unknown();
+    reportOpType(CE, Name, Args, Info, Ops, *R.Error);
+    return Value::error();
   }
   Value Out = resultOf(R, Ops, CE->getExprLoc());
+  // Computed from a value an error produced: no follow-on reports.
+  for (const OperandSource &S : Ops.Sources)
+    if (S.E && S.V.fromError())
+      Out.setFromError(true);
   propagateShards(CE, Name, Args, Ops, Out);
   if (Mutated)
     return applyInPlace(CE, Name, Mutated, Out);
@@ -227,16 +233,23 @@ Problem Transfer::opTypeProblem(const CallExpr *CE, const Operands &Ops,
   return P;
 }
 
-void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
-                            const Operands &Ops, const core::TypeError &Err) {
+void Transfer::reportOpType(const CallExpr *CE, llvm::StringRef Name,
+                            llvm::ArrayRef<const Expr *> CallArgs,
+                            const core::OpInfo &Info, const Operands &Ops,
+                            const core::TypeError &Err) {
   if (!reporting(DiagKind::OpType))
     return;
   Problem P = opTypeProblem(CE, Ops, Err);
   if (P.Axis) {
     AxisId A = *P.Axis;
-    // A repair when converting one operand makes the op legal.
+    // A repair when converting one operand makes the op legal: under the
+    // local rule and, in global mode, under the sharding rule too (a bias
+    // typed I in a row-parallel linear becomes R, and an R bias would be
+    // added to every rank's partial sum: no single conversion is right,
+    // and the sharding rule's advice is given instead).
     core::InferenceContext IC = inferenceContext();
     std::vector<core::Operand> Core = coreOperands(Ops);
+    std::optional<core::TypeError> ShardAdvice;
     for (size_t I = 0; I < Ops.Sources.size() && !P.Fix; ++I) {
       const OperandSource &S = Ops.Sources[I];
       std::optional<PerAxisType> K = S.E ? S.V.knownOn(A) : std::nullopt;
@@ -249,12 +262,78 @@ void Transfer::reportOpType(const CallExpr *CE, const core::OpInfo &Info,
         Alt[I].type->set(Err.axis, Target);
         if (!core::infer(Info, Alt, IC).ok())
           continue;
+        if (std::optional<core::TypeError> No =
+                shardRuleRejects(CE, Name, CallArgs, Ops, A, I, Target)) {
+          if (!ShardAdvice)
+            ShardAdvice = std::move(No);
+          continue;
+        }
         if ((P.Fix = conversion(S.E, *K, Target)))
           break;
       }
     }
+    if (P.Fix && P.Fix->Call.src.kind == TypeKind::Partial)
+      P.MovedReduce = enclosingReduce(CE, A, Info, Core, *P.Fix, IC);
+    // The conversion the local rule would suggest is wrong here: the
+    // sharding rule's repair replaces the local rule's advice.
+    if (!P.Fix && ShardAdvice && !ShardAdvice->fix.empty()) {
+      P.Error->fix = ShardAdvice->fix;
+      P.Error->notes = ShardAdvice->notes;
+    }
   }
   report(std::move(P));
+}
+
+/// The spmd::all_reduce (src P, on axis \p A) whose input is the op call
+/// \p CE itself, when reducing the operand \p Fix targets to that reduce's
+/// dst also makes the op legal: `all_reduce(gelu(p), tp, P, R)` is repaired
+/// by moving the reduce onto p, not by a second one. Null otherwise.
+const CallExpr *Transfer::enclosingReduce(
+    const CallExpr *CE, AxisId A, const core::OpInfo &Info,
+    const std::vector<core::Operand> &Core, const SuggestedCollective &Fix,
+    const core::InferenceContext &IC) {
+  const Stmt *Child = CE;
+  for (unsigned Depth = 0; Depth < 6; ++Depth) {
+    auto Parents = Ctx.getParents(*Child);
+    if (Parents.size() != 1)
+      return nullptr;
+    const auto *Parent = Parents[0].get<Expr>();
+    if (!Parent)
+      return nullptr;
+    const auto *Outer = dyn_cast<CallExpr>(Parent);
+    if (!Outer || isa<CXXConstructExpr>(Parent)) {
+      Child = Parent;
+      continue;
+    }
+    const FunctionDecl *Callee = Outer->getDirectCallee();
+    if (!Callee || !isSpmdFunction(Callee) || !Callee->getIdentifier() ||
+        core::parse_collective(Callee->getName()) !=
+            core::Collective::AllReduce ||
+        Outer->getNumArgs() < 4 ||
+        skipTransparent(Outer->getArg(0), Types) !=
+            skipTransparent(CE, Types) ||
+        !isEditableRange(Outer))
+      return nullptr;
+    std::optional<std::string> Axis =
+        evaluateAxis(Outer->getArg(1), Ctx, nullptr);
+    std::optional<PerAxisType> Src = evaluatePerAxisType(Outer->getArg(2), Ctx);
+    std::optional<PerAxisType> Dst = evaluatePerAxisType(Outer->getArg(3), Ctx);
+    if (!Axis || *Axis != TU.Axes.name(A) || !Src ||
+        Src->kind != TypeKind::Partial || !Dst)
+      return nullptr;
+    // The op must be legal on its pending-sum operands reduced to the
+    // outer dst (the fix's own target was checked already).
+    if (*Dst != Fix.Result) {
+      std::vector<core::Operand> Alt = Core;
+      for (core::Operand &O : Alt)
+        if (O.type && O.type->get(*Axis) == types::P)
+          O.type->set(*Axis, *Dst);
+      if (!core::infer(Info, Alt, IC).ok())
+        return nullptr;
+    }
+    return Outer;
+  }
+  return nullptr;
 }
 
 /// An in-place op: the core decides whether the destination may take the

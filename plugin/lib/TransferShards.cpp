@@ -196,7 +196,7 @@ void Transfer::recordInferredInputs(const FunctionDecl *Callee,
 
 void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
                                  std::optional<core::TypeError> Why) {
-  if (!globalAxis(Axis) || !TU.Opts.Strict || !E ||
+  if (!globalAxis(Axis) || !TU.Opts.Strict || !E || V.fromError() ||
       !reporting(DiagKind::UnknownType))
     return;
   const AxisFact *F = V.get(Axis);
@@ -673,6 +673,57 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
         long(*R))));
 }
 
+std::optional<core::TypeError>
+Transfer::shardRuleRejects(const CallExpr *CE, llvm::StringRef Name,
+                           llvm::ArrayRef<const Expr *> CallArgs,
+                           const Operands &Ops, AxisId A, size_t Index,
+                           PerAxisType T) {
+  if (!tracksRanks() || !globalAxis(A))
+    return std::nullopt;
+  if (T.kind != TypeKind::Replicate) {
+    // A V without a dim among sharded operands: the rule cannot place it,
+    // so the conversion is no repair the checker can vouch for.
+    for (const OperandSource &S : Ops.Sources)
+      if (S.E && placementOf(S.V, A).is_shard())
+        return core::TypeError{};
+    return std::nullopt;
+  }
+  std::string Canon = core::canonical_op_name(Name);
+  std::string CoreName = shardOpName(CE, Name);
+  if (Canon == "embedding" && tableFirstEmbedding(CE))
+    CoreName = "at::embedding";
+  // The operands as propagateShardAxis sees them, operand Index replicated.
+  std::vector<core::AxisArg> Args;
+  bool AnySharded = false;
+  for (size_t I = 0; I < Ops.Sources.size(); ++I) {
+    const OperandSource &S = Ops.Sources[I];
+    if (!S.E)
+      continue;
+    core::AxisArg Arg{I == Index ? core::Placement::replicate()
+                                 : placementOf(S.V, A),
+                      shapeOf(S.V)};
+    if (Arg.placement.kind == core::Placement::Kind::Unknown)
+      return std::nullopt;
+    if (Arg.placement.is_shard() && Arg.placement.dim < 0 &&
+        Arg.shape.rank_known())
+      Arg.placement.dim += Arg.shape.rank();
+    AnySharded |= Arg.placement.is_shard();
+    Args.push_back(std::move(Arg));
+  }
+  if (!AnySharded)
+    return std::nullopt;
+  llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
+  core::ShardingArgs SA = shardingArgs(Canon, Lists);
+  fixOperandRanks(Canon, SA, Args);
+  if (findUnresolved(Args))
+    return std::nullopt;
+  core::Result<core::AxisOutcome> R =
+      core::propagate_axis(CoreName, Args, SA, TU.Axes.name(A));
+  if (R.ok())
+    return std::nullopt;
+  return R.error();
+}
+
 void Transfer::loseShard(AxisId A, Origin Here, core::TypeError Why,
                          Value &Out) {
   Why.axis = TU.Axes.name(A).str();
@@ -737,6 +788,7 @@ bool Transfer::propagateShardAxis(const CallExpr *CE, llvm::StringRef Name,
     }
     loseShard(A, Here, core::shard_loss(Reason::OpRejected, Canon, AxisName),
               Out);
+    Out.setFromError(true); // reported: its lost shard is no news
     return false;
   }
   if (R->out_rank && !FromEnd)
@@ -844,6 +896,7 @@ void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
   auto Reject = [&](const core::TypeError &Err, llvm::ArrayRef<AxisId> Lost) {
     if (reporting(DiagKind::OpType))
       report(opTypeProblem(CE, Ops, Err));
+    Out.setFromError(true);
     for (AxisId A : Lost) {
       core::TypeError E = Err;
       E.axis = TU.Axes.name(A).str();

@@ -244,6 +244,17 @@ public:
     Ones = Rank < 0 ? 0 : M & (Rank >= 64 ? ~0ull : (1ull << Rank) - 1);
   }
   bool isTop() const { return IsTop; }
+  /// An unknown value that an error already reported produced (an op the
+  /// core rejected, a collective whose arguments cannot be read), or a value
+  /// computed from one: like Clang's expressions that contain errors, it
+  /// gets no follow-on unknown-type report.
+  static Value error() {
+    Value V;
+    V.FromError = true;
+    return V;
+  }
+  bool fromError() const { return FromError; }
+  void setFromError(bool E) { FromError = E; }
   llvm::ArrayRef<Entry> axes() const { return Axes; }
 
   const AxisFact *get(AxisId A) const {
@@ -322,9 +333,12 @@ public:
       return;
     }
     if (IsTop || O.IsTop) {
+      bool E = FromError || O.FromError;
       *this = top();
+      FromError = E;
       return;
     }
+    FromError = FromError || O.FromError;
     llvm::SmallVector<Entry, 4> Out;
     auto A = Axes.begin(), AE = Axes.end();
     auto B = O.Axes.begin(), BE = O.Axes.end();
@@ -353,7 +367,8 @@ public:
   /// whether the dataflow has converged.
   friend bool operator==(const Value &X, const Value &Y) {
     if (X.Open != Y.Open || X.IsTop != Y.IsTop || X.IsEmpty != Y.IsEmpty ||
-        X.Rank != Y.Rank || X.Ones != Y.Ones || X.Axes.size() != Y.Axes.size())
+        X.FromError != Y.FromError || X.Rank != Y.Rank || X.Ones != Y.Ones ||
+        X.Axes.size() != Y.Axes.size())
       return false;
     for (size_t I = 0; I < X.Axes.size(); ++I)
       if (X.Axes[I].first != Y.Axes[I].first ||
@@ -370,6 +385,7 @@ private:
   bool Open = true;
   bool IsTop = false;
   bool IsEmpty = false;
+  bool FromError = false;
   int8_t Rank = -1;  // -1: unknown
   uint64_t Ones = 0; // dims of local size 1 (see sizeOneDims)
 };

@@ -12,7 +12,7 @@ Tensor refine_unknown(const Tensor& raw) {
 void refine_then_misuse(const Tensor& raw) {
   auto x = opaque(raw);
   spmd::assert_type(x, {tp = R}); // expected-note {{type R on axis 'tp' set by this spmd::assert_type}}
-  spmd::all_reduce(x, tp, P, R);  // expected-error {{expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
+  spmd::all_reduce(x, tp, P, R);  // expected-error {{expected input type P on axis tp, got R}} expected-note {{remove this spmd::all_reduce ('x' is R already)}}
 }
 
 void check_known(SPMD_TYPE(tp = R) const Tensor& r, // #r

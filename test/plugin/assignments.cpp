@@ -14,7 +14,7 @@ void declared_locals(SPMD_TYPE(tp = P) const Tensor& p, // #p
   // expected-note@#a {{declared type is {tp: R}}}
   a = opaque(p); // unknown: accepted
   // After a failed assignment the variable still has its declared type.
-  spmd::all_reduce(a, tp, P, R); // expected-error {{expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
+  spmd::all_reduce(a, tp, P, R); // expected-error {{expected input type P on axis tp, got R}} expected-note {{remove this spmd::all_reduce ('a' is R already)}}
   // expected-note@#a {{type R on axis 'tp' declared here}}
 }
 

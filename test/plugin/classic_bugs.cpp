@@ -14,7 +14,7 @@ Tensor missing_copy_to_tp(SPMD_TYPE(tp = I) const Tensor& x,
 
 // 2. all_reduce on a replicated tensor (every rank would add n copies).
 Tensor all_reduce_replicated(SPMD_TYPE(tp = R) const Tensor& x) {
-  return spmd::all_reduce(x, tp, P, R); // expected-error {{all_reduce: expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
+  return spmd::all_reduce(x, tp, P, R); // expected-error {{all_reduce: expected input type P on axis tp, got R}} expected-note {{remove this spmd::all_reduce ('x' is R already)}}
   // expected-note@-2 {{type R on axis 'tp' declared here}}
 }
 Tensor all_reduce_replicated_src(SPMD_TYPE(tp = R) const Tensor& x) {

@@ -32,7 +32,7 @@ void wrong_input(SPMD_TYPE(tp = R) const Tensor& r,
                  SPMD_TYPE(tp = I) const Tensor& i) { // expected-note {{type I on axis 'tp' declared here}}
   // expected-note@-3 {{type R on axis 'tp' declared here}}
   // expected-note@-3 2 {{type P on axis 'tp' declared here}}
-  spmd::all_reduce(r, tp, P, R); // expected-error {{all_reduce: expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
+  spmd::all_reduce(r, tp, P, R); // expected-error {{all_reduce: expected input type P on axis tp, got R}} expected-note {{remove this spmd::all_reduce ('r' is R already)}}
   spmd::all_gather(p, tp, V, R); // expected-error {{all_gather: expected input type V on axis tp, got P}} expected-note {{suggestion: The tensor is P here; to make it V first use}}
   spmd::convert(p, tp, V, R); // expected-error {{not supported}} expected-note {{suggestion: use all_gather}}
   spmd::invariant_to_replicate(p, tp); // expected-error {{expected input type I on axis tp, got P}} expected-note {{suggestion: The tensor is P here; to make it I first use}}
@@ -84,7 +84,7 @@ Tensor unknown_input_gets_dst(const Tensor& x) {
 
 void unknown_input_then_misuse(const Tensor& x) {
   auto y = spmd::all_gather(x, tp, V, R); // expected-note {{type R on axis 'tp' set by this collective}}
-  spmd::all_reduce(y, tp, P, R);          // expected-error {{expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
+  spmd::all_reduce(y, tp, P, R);          // expected-error {{expected input type P on axis tp, got R}} expected-note {{remove this spmd::all_reduce ('y' is R already)}}
 }
 
 void not_constant(const Tensor& x, spmd::PerAxisType t) {

@@ -113,6 +113,6 @@ Tensor conditional_operator(SPMD_TYPE(tp = P) const Tensor& p, // #p7
 void assignment_value(SPMD_TYPE(tp = P) const Tensor& p) {
   Tensor y = p;
   Tensor z = (y = spmd::all_reduce(p, tp, P, R)); // #z
-  spmd::all_reduce(z, tp, P, R); // expected-error {{expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
-  // expected-note@#z {{type R on axis 'tp' set by this collective}}
+  spmd::all_reduce(z, tp, P, R); // expected-error {{expected input type P on axis tp, got R}} expected-note {{remove this spmd::all_reduce ('z' is R already)}}
+  // expected-note@#z {{reduced on axis 'tp' here already (type R)}}
 }

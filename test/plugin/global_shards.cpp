@@ -144,7 +144,7 @@ Tensor gelu_before_reduce(SPMD_TYPE(tp = S(-1)) const Tensor& x,
                           SPMD_TYPE(tp = S(1)) const Tensor& w) {
   return spmd::all_reduce(F::gelu(F::linear(x, w)), tp, P, R); // global-error {{gelu: Partial type on axis tp cannot propagate through non-linear ops}}
   // global-note@-1 {{this value has type P on axis 'tp' inferred from this operation}}
-  // global-note@-2 {{insert spmd::all_reduce(..., tp, spmd::P, spmd::R) to make this value R on axis 'tp'}}
+  // global-note@-2 {{reduce this value before F::gelu, not after it: move the enclosing spmd::all_reduce onto this value}}
 }
 
 // The full input fed to the row-parallel weight.

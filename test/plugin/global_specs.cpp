@@ -30,8 +30,7 @@ SPMD_TYPE(dp = S(0), tp = R)
 Tensor full_input(SPMD_TYPE(spmd::spec(dp, None), tp = R) const Tensor& x,
                   SPMD_TYPE(spmd::spec(tp, None), dp = R) const Tensor& w) {
   return spmd::all_reduce(x.mm(w), tp, P, R); // global-error {{No valid sharding strategy for x.mm on axis tp: args[1] is sharded on dim 0, the contraction dim (j), but args[0] is replicated on its dim 1}} global-note {{suggestion: shard args[0] on dim 1 as well}}
-  // global-warning@-1 {{sharded on axis 'tp' on an unknown dim}} global-note@-1 {{type V on axis 'tp' inferred from this operation}}
-  // global-note@-4 {{'x' has type R on axis 'tp' declared here}} global-note@-3 {{'w' has type V on axis 'tp' declared here}}
+  // global-note@-3 {{'x' has type R on axis 'tp' declared here}} global-note@-2 {{'w' has type V on axis 'tp' declared here}}
 }
 
 // A spec with only None entries: a rank, no shard.
@@ -61,3 +60,18 @@ void spec_twice(SPMD_TYPE(spmd::spec(tp), spmd::spec(dp)) const Tensor& x); // g
 void unknown_axis(SPMD_TYPE(spmd::spec(ep, None)) const Tensor& x); // global-error {{use of undeclared identifier 'ep'}} local-error {{use of undeclared identifier 'ep'}}
 
 void unnamed_axis(SPMD_TYPE(spmd::spec(spmd::Axis{""})) const Tensor& x); // global-error {{'spmd::spec' in 'spmd::type' must be a constant expression whose entries are spmd::None, an spmd::Axis constant (SPMD_AXIS) or a tuple {dp, tp}}} local-error {{must be a constant expression}}
+
+// A tuple entry is printed as written, with its order (spec §12.1's
+// PartitionSpec notation), in the declared-type note and the message; an
+// annotation without a tuple keeps the `axis: type` form.
+SPMD_AXIS(ep);
+SPMD_TYPE(spmd::spec({tp, dp}, ep)) // global-note {{declared type is {spec((tp, dp), ep)}}} local-note {{declared type is {spec((tp, dp), ep)}}}
+Tensor returns_tuple(SPMD_TYPE(dp = R, tp = V, ep = V) const Tensor& x) { // global-note {{type R on axis 'dp' declared here}} local-note {{type R on axis 'dp' declared here}}
+  return x; // global-error {{returned value has type R on axis 'dp', but 'returns_tuple' is declared to return S(0) (dim 0 split by (tp, dp), outer to inner) there}} local-error {{returned value has type R on axis 'dp', but 'returns_tuple' is declared to return S(0) (dim 0 split by (tp, dp), outer to inner) there}}
+  // global-note@-1 {{insert spmd::convert(..., dp, spmd::R, spmd::S(0))}} local-note@-1 {{insert spmd::convert(..., dp, spmd::R, spmd::S(0))}}
+}
+SPMD_TYPE(spmd::spec(tp, None), dp = R) // global-note {{declared type is {tp: S(0), dp: R}}} local-note {{declared type is {tp: S(0), dp: R}}}
+Tensor returns_single(SPMD_TYPE(dp = R, tp = R) const Tensor& x) { // global-note {{type R on axis 'tp' declared here}} local-note {{type R on axis 'tp' declared here}}
+  return x; // global-error {{returned value has type R on axis 'tp', but 'returns_single' is declared to return S(0) there}} local-error {{returned value has type R on axis 'tp', but 'returns_single' is declared to return S(0) there}}
+  // global-note@-1 {{insert spmd::convert(..., tp, spmd::R, spmd::S(0))}} local-note@-1 {{insert spmd::convert(..., tp, spmd::R, spmd::S(0))}}
+}

@@ -71,3 +71,24 @@ Tensor full_input_row_parallel(MLP_PARAMS) {
   auto z = spmd::all_reduce(y, tp, P, I);
   return x + z;
 }
+
+// A bias typed I inside the row-parallel linear: the local rule's mixing
+// error, and no convert(I, R) fix-it (an R bias would be added to every
+// rank's partial sum too): the sharding rule's advice instead. An I bias
+// beside a V operand that is no shard keeps the fix-it.
+SPMD_TYPE(tp = R)
+Tensor row_parallel_invariant_bias(SPMD_TYPE(tp = S(-1)) const Tensor& x,
+                                   SPMD_TYPE(tp = S(1)) const Tensor& w,
+                                   SPMD_TYPE(tp = I) const Tensor& b) {
+  return spmd::all_reduce(torch::nn::functional::linear(x, w, b), tp, P, R); // global-error {{torch::nn::functional::linear: Invariant type on axis tp cannot mix with other types; operand types [V, V, I]}}
+  // global-note@-1 {{suggestion: add args[2] after the all_reduce (spmd::all_reduce(y, tp, P, R) + bias), or drop it from this op}}
+  // global-note@-5 {{'x' has type V on axis 'tp' declared here}}
+  // global-note@-5 {{'w' has type V on axis 'tp' declared here}}
+}
+SPMD_TYPE(tp = V)
+Tensor varying_plus_invariant_bias(SPMD_TYPE(tp = V) const Tensor& h,
+                                   SPMD_TYPE(tp = I) const Tensor& b) {
+  return h + b; // global-error {{operator+: Invariant type on axis tp cannot mix}} global-note {{insert spmd::convert(..., tp, spmd::I, spmd::R) to make 'b' R on axis 'tp'}}
+  // global-note@-3 {{'h' has type V on axis 'tp' declared here}}
+  // global-note@-3 {{'b' has type I on axis 'tp' declared here}}
+}

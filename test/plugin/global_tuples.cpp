@@ -129,3 +129,20 @@ Tensor size_one_order(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& a,
   return a - b; // global-error {{operator-: PartitionSpec axis order conflict}} global-note {{suggestion: redistribute one operand so both use the same order}}
   // global-note@-6 {{'a' has type V on axis 'tp' declared here}} global-note@-5 {{'b' has type V on axis 'tp' declared here}}
 }
+
+// --- a declared tuple's order is checked ---------------------------------------
+
+// Returned as (dp, tp), declared (tp, dp): reported once per dim, with both
+// orders; the same order, or map entries that give no order, pass.
+SPMD_TYPE(spmd::spec({tp, dp}, None)) // global-note {{declared type is {spec((tp, dp), None)}}}
+Tensor order_swapped(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x) { // global-note {{type S(0) on axis 'tp' declared here}}
+  return x; // global-error {{returned value has type S(0) (dim 0 split by (dp, tp), outer to inner) on axis 'tp', but 'order_swapped' is declared to return S(0) (dim 0 split by (tp, dp), outer to inner) there}}
+}
+SPMD_TYPE(spmd::spec({dp, tp}, None))
+Tensor order_kept(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x) {
+  return x;
+}
+SPMD_TYPE(spmd::spec({tp, dp}, None))
+Tensor order_not_given(SPMD_TYPE(dp = S(0), tp = S(0)) const Tensor& x) {
+  return x;
+}

@@ -21,7 +21,7 @@ Tensor through_pointer([[spmd::type(tp = V)]] const Tensor& x) {
 Tensor through_deref([[spmd::type(tp = P)]] const Tensor& p,
                      [[spmd::type(tp = R)]] const Tensor& r) {
   Tensor (*fn)(const Tensor&) = reduce;
-  return (*fn)(p) + r; // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{Invariant}} strict-warning {{unknown SPMD type}}
+  return (*fn)(p) + r; // expected-error {{operator+: Invariant type on axis tp cannot mix}} strict-error {{Invariant}}
 }
 
 [[spmd::type(tp = I)]]
@@ -64,7 +64,7 @@ public:
   explicit Activation(std::function<Tensor(const Tensor&)> fn) : act_(fn) {}
   [[spmd::type(tp = I)]]
   Tensor forward([[spmd::type(tp = P)]] const Tensor& x) {
-    return act_(x); // expected-error {{act_: Partial type on axis tp cannot propagate through non-linear ops}} strict-error {{Partial}} strict-warning {{unknown SPMD type}}
+    return act_(x); // expected-error {{act_: Partial type on axis tp cannot propagate through non-linear ops}} strict-error {{Partial}}
   }
   [[spmd::type(tp = I)]]
   Tensor ok([[spmd::type(tp = I)]] const Tensor& x) { return act_(x); }

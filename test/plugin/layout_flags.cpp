@@ -106,23 +106,29 @@ Tensor MLPImpl::forward(const Tensor& x) {
 class GatheredMLPImpl : public torch::nn::Module {
 public:
   GatheredMLPImpl()
-      : up_(4, 16, /*gather_output=*/true),
-        down_(16, 4, /*input_is_parallel=*/true, /*reduce_results=*/false) {}
+      : up_(4, 16, /*gather_output=*/true), // #upflag
+        down_(16, 4, /*input_is_parallel=*/true, /*reduce_results=*/false) {} // #downflag
   [[spmd::type(tp = I)]] Tensor forward([[spmd::type(tp = I)]] const Tensor& x);
   [[spmd::type(tp = I)]] Tensor reduce([[spmd::type(tp = V)]] const Tensor& h);
 
 private:
-  ColumnParallel up_;
-  RowParallel down_;
+  ColumnParallel up_; // #up
+  RowParallel down_; // #down
 };
 
 Tensor GatheredMLPImpl::forward(const Tensor& x) {
   auto h = up_->forward(x); // I: gathered
   return spmd::all_reduce(down_(h), tp, P, I); // expected-error {{argument 'h' of 'forward' has type I on axis 'tp', but parameter 'x' is declared V there}} strict-error {{argument 'h'}}
+  // The type of 'h' was chosen by the layout of 'up_': notes at the member
+  // and at the constructor argument, not at the use.
+  // expected-note@#up {{'up_' is declared here; its layout ('gather_output_' = true) chooses the declared result type of this call}}
+  // expected-note@#upflag {{the layout of 'up_' ('gather_output_' = true) is chosen by this constructor argument}}
 }
 
 Tensor GatheredMLPImpl::reduce(const Tensor& h) {
   return down_(h); // expected-error {{returned value has type P on axis 'tp', but 'reduce' is declared to return I there}} strict-error {{returned value}}
+  // expected-note@#down {{'down_' is declared here; its layout ('reduce_results_' = false) chooses the declared result type of this call}}
+  // expected-note@#downflag {{the layout of 'down_' ('reduce_results_' = false) is chosen by this constructor argument}}
 }
 
 class SplitAgainImpl : public torch::nn::Module {
@@ -133,11 +139,12 @@ public:
   }
   [[spmd::type(tp = I)]] Tensor forward([[spmd::type(tp = V)]] const Tensor& h) {
     return down_->forward(h); // expected-error {{argument 'h' of 'forward' has type V on axis 'tp', but parameter 'x' is declared I there}} strict-error {{argument 'h'}}
-    // expected-note@#ctorarg {{chosen by this constructor argument}}
+    // expected-note@#ctorarg {{the layout of 'down_' ('input_is_parallel_' = false) is chosen by this constructor argument}}
+    // expected-note@#splitdown {{'down_' is declared here; its layout ('input_is_parallel_' = false) chooses the declared type of the parameter}}
   }
 
 private:
-  RowParallel down_{nullptr};
+  RowParallel down_{nullptr}; // #splitdown
 };
 
 // Locals and shared pointers.

@@ -57,3 +57,37 @@ void locals() {
   [[spmd::type(tp = R)]] int64_t n = 0; // expected-warning {{'spmd::type' on 'n' has no effect}}
   (void)n;
 }
+
+// Layout notes point at the member the layer is, and at the constructor
+// argument that set its flag; a type the base annotation gives (no layout
+// chose it) gets none.
+class Gather : public torch::nn::Module {
+public:
+  explicit Gather(bool gather_output) : gather_output_(gather_output) {}
+  [[spmd::type(tp = V)]] [[spmd::when(gather_output_, tp = I)]]
+  Tensor forward([[spmd::type(tp = I)]] const Tensor& x);
+
+private:
+  bool gather_output_;
+};
+
+class Holder : public torch::nn::Module {
+public:
+  Holder() : gathered_(true), split_(false) {} // expected-note {{the layout of 'gathered_' ('gather_output_' = true) is chosen by this constructor argument}}
+  [[spmd::type(tp = V)]] Tensor a([[spmd::type(tp = I)]] const Tensor& x) {
+    return gathered_.forward(x); // expected-error {{returned value has type I on axis 'tp', but 'a' is declared to return V there}}
+    // expected-note@-1 {{type I on axis 'tp' returned by this call}}
+    // expected-note@-3 {{declared type is {tp: V}}}
+    // expected-note@-3 {{insert spmd::convert(..., tp, spmd::I, spmd::V)}}
+    // expected-note@#gathered {{'gathered_' is declared here; its layout ('gather_output_' = true) chooses the declared result type of this call}}
+  }
+  [[spmd::type(tp = I)]] Tensor b([[spmd::type(tp = I)]] const Tensor& x) {
+    return split_.forward(x); // expected-error {{returned value has type V on axis 'tp', but 'b' is declared to return I there}}
+    // expected-note@-1 {{type V on axis 'tp' returned by this call}}
+    // expected-note@-3 {{declared type is {tp: I}}}
+  }
+
+private:
+  Gather gathered_; // #gathered
+  Gather split_;
+};

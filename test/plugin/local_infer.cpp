@@ -38,7 +38,7 @@ Tensor call_matmul(SPMD_TYPE(tp = S(1)) const Tensor& x,
 SPMD_LOCAL_INFER
 SPMD_TYPE(tp = R)
 Tensor region_reduce(const Tensor& x) {
-  return spmd::all_reduce(x, tp, P, R); // global-error {{all_reduce: expected input type P on axis tp, got R}} global-note {{suggestion: The tensor is R here}}
+  return spmd::all_reduce(x, tp, P, R); // global-error {{all_reduce: expected input type P on axis tp, got R}} global-note {{remove this spmd::all_reduce ('x' is R already)}}
 }
 
 SPMD_TYPE(tp = R)

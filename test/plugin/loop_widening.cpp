@@ -156,6 +156,6 @@ void short_chain(bool c, SPMD_TYPE(tp = R) const Tensor& r,
     b = a;
     a = r + r;
   }
-  spmd::all_reduce(d, tp, P, R); // expected-error {{expected input type P on axis tp, got R}} strict-error {{expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here}} strict-note {{suggestion: The tensor is R here}}
+  spmd::all_reduce(d, tp, P, R); // expected-error {{expected input type P on axis tp, got R}} strict-error {{expected input type P on axis tp, got R}} expected-note {{remove this spmd::all_reduce ('d' is R already)}} strict-note {{remove this spmd::all_reduce ('d' is R already)}}
   // expected-note@-11 {{type R on axis 'tp' declared here}} strict-note@-11 {{type R on axis 'tp' declared here}}
 }

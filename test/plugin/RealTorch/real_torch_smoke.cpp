@@ -27,7 +27,7 @@ torch::Tensor buggy(SPMD_TYPE(dp = V, tp = I) const torch::Tensor& x,
   // expected-note@-3 {{'x' has type I}}
   // expected-note@-3 {{'w' has type V}}
   auto r = spmd::all_gather(w, tp, S(1), R);
-  return spmd::all_reduce(r.sum() * 2.0, tp, P, I); // expected-error {{expected input type P on axis tp, got R}} expected-note {{suggestion: The tensor is R here; to make it P first use}}
+  return spmd::all_reduce(r.sum() * 2.0, tp, P, I); // expected-error {{expected input type P on axis tp, got R: this value is no pending sum}} (no fix-it: R -> I needs expert_mode)
   // expected-note@-2 {{type R on axis 'tp' set by this collective}}
 }
 

@@ -305,5 +305,22 @@ TEST(FactMap, JoinSharesUnchangedStructure) {
   EXPECT_EQ(J.get(4999)->knownOn(0), types::R);
 }
 
+TEST(Value, FromErrorJoinsAndCompares) {
+  Value E = Value::error();
+  EXPECT_TRUE(E.fromError());
+  EXPECT_TRUE(E.isUnknown());
+  Value U = Value::unknown();
+  EXPECT_FALSE(U.fromError());
+  EXPECT_NE(E, U); // the dataflow sees the mark change
+  // Merged with a clean value, the mark stays (the error was reported).
+  Value J = U;
+  J.join(E);
+  EXPECT_TRUE(J.fromError());
+  Value T = Value::top();
+  T.join(E);
+  EXPECT_TRUE(T.isTop());
+  EXPECT_TRUE(T.fromError());
+}
+
 }  // namespace
 }  // namespace spmd::plugin

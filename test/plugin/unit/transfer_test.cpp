@@ -66,7 +66,10 @@ Tensor f(SPMD_TYPE(tp = R) const Tensor& x) {
   ASSERT_EQ(T.R.Problems.size(), 1u);
   const Problem &P = T.R.Problems[0];
   EXPECT_EQ(P.Kind, DiagKind::CollectiveInput);
-  EXPECT_EQ(P.Code, ProblemCode::CollectiveInput);
+  // A reduce of an R value: reduced already (not from a reduce here).
+  EXPECT_EQ(P.Code, ProblemCode::AlreadyReduced);
+  EXPECT_FALSE(P.ReducedBefore);
+  EXPECT_EQ(P.Dst, types::R);
   EXPECT_EQ(P.Op, core::Collective::AllReduce);
   EXPECT_EQ(T.axis(P), "tp");
   EXPECT_EQ(P.Expected, types::P);
@@ -80,6 +83,22 @@ Tensor f(SPMD_TYPE(tp = R) const Tensor& x) {
   EXPECT_EQ(P.Error->axis, "tp");
   // all_reduce(src=R) is illegal, so no other src is offered.
   EXPECT_EQ(P.SrcArg, nullptr);
+}
+
+TEST(Transfer, DoubleReduceNamesTheFirst) {
+  Analysed T(R"(
+Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
+  auto y = spmd::all_reduce(p, tp, P, I);
+  return spmd::all_reduce(y, tp, P, R);
+})");
+  ASSERT_EQ(T.R.Problems.size(), 1u);
+  const Problem &P = T.R.Problems[0];
+  EXPECT_EQ(P.Code, ProblemCode::AlreadyReduced);
+  EXPECT_TRUE(P.ReducedBefore);
+  EXPECT_EQ(P.Actual, types::I);
+  EXPECT_EQ(P.Dst, types::R);
+  ASSERT_EQ(P.Origins.size(), 1u);
+  EXPECT_EQ(T.line(P.Origins[0].From.Loc), 4u);
 }
 
 TEST(Transfer, OpTypeSuggestsACollective) {
@@ -98,6 +117,19 @@ Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
   EXPECT_EQ(P.Fix->Call.src, types::P);
   EXPECT_EQ(P.Fix->Call.dst, types::R);
   EXPECT_EQ(P.Fix->Result, types::R);
+  EXPECT_EQ(P.MovedReduce, nullptr); // the result is returned, not reduced
+}
+
+TEST(Transfer, OpTypeFixMovesTheEnclosingReduce) {
+  Analysed T(R"(
+Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
+  return spmd::all_reduce(torch::gelu(p), tp, P, R);
+})");
+  ASSERT_EQ(T.R.Problems.size(), 1u);
+  const Problem &P = T.R.Problems[0];
+  ASSERT_TRUE(P.Fix);
+  ASSERT_NE(P.MovedReduce, nullptr);
+  EXPECT_EQ(T.line(P.MovedReduce->getBeginLoc()), 4u);
 }
 
 TEST(Transfer, MismatchNamesItsDestination) {
