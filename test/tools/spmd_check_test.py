@@ -180,11 +180,12 @@ def case_sarif():
               and text in res["message"]["text"],
               "sarif: %s at src/bad.cpp:%d" % (rule, line), p)
     rel = results[0]["relatedLocations"]
-    # The notes: where the type came from, then the core's advice (one line).
+    # The notes: where the type came from, then the fix-it's note at the
+    # redundant reduce (one line; the advice itself is in the message).
     check(len(rel) == 2 and rel[0]["physicalLocation"]["region"]["startLine"]
           == 5 and "declared here" in rel[0]["message"]["text"] and
-          rel[1]["message"]["text"].startswith("suggestion: ") and
-          "\n" not in rel[1]["message"]["text"],
+          rel[1]["message"]["text"].startswith("remove this spmd::all_reduce")
+          and "\n" not in rel[1]["message"]["text"],
           "sarif: the notes are relatedLocations", p)
     out = os.path.join(WORKDIR, "report.sarif")
     p = run("-p", BUILD, CLEAN, "--format=sarif", "-o", out)

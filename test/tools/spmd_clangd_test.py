@@ -135,11 +135,13 @@ def case_diagnostics():
     check(ci["codeDescription"]["href"].endswith("tools.md#collective-input"),
           "codeDescription links the rule's documentation", client)
     rel = ci["relatedInformation"]
-    # Two notes: where the type came from, and the one-line suggestion the
-    # reporter gives once per problem.
+    # Two notes: where the type came from, and the fix-it's note at the
+    # redundant reduce (the advice itself is in the message, once).
     declared = [r for r in rel if "declared here" in r["message"]]
-    suggestion = [r for r in rel if r["message"].startswith("suggestion:")]
+    suggestion = [r for r in rel
+                  if r["message"].startswith("remove this spmd::all_reduce")]
     check(len(rel) == 2 and len(declared) == 1 and len(suggestion) == 1 and
+          "remove this all_reduce" in ci["message"] and
           declared[0]["location"]["uri"] == URI and
           declared[0]["location"]["range"]["start"]["line"] == 4,
           "the notes are relatedInformation", client)
