@@ -311,7 +311,7 @@ TEST(Value, FromErrorJoinsAndCompares) {
   EXPECT_TRUE(E.isUnknown());
   Value U = Value::unknown();
   EXPECT_FALSE(U.fromError());
-  EXPECT_NE(E, U); // the dataflow sees the mark change
+  EXPECT_NE(E, U);  // the dataflow sees the mark change
   // Merged with a clean value, the mark stays (the error was reported).
   Value J = U;
   J.join(E);

@@ -117,7 +117,7 @@ Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
   EXPECT_EQ(P.Fix->Call.src, types::P);
   EXPECT_EQ(P.Fix->Call.dst, types::R);
   EXPECT_EQ(P.Fix->Result, types::R);
-  EXPECT_EQ(P.MovedReduce, nullptr); // the result is returned, not reduced
+  EXPECT_EQ(P.MovedReduce, nullptr);  // the result is returned, not reduced
 }
 
 TEST(Transfer, OpTypeFixMovesTheEnclosingReduce) {
