@@ -74,6 +74,23 @@ std::vector<std::string> resolve_annotation_axis(const std::string& axis,
   throw_no_axis(axis, ctx);
 }
 
+// `names` with flattened axes expanded and singleton components dropped;
+// UsageError when an axis appears twice.
+std::vector<std::string> expand_names(const std::vector<std::string>& names,
+                                      std::set<std::string>& seen,
+                                      const std::string& what, const Ctx& ctx) {
+  std::vector<std::string> out;
+  for (const std::string& n : names)
+    for (const std::string& c : resolve_annotation_axis(n, ctx)) {
+      if (ctx.mesh && ctx.mesh->is_singleton(c)) continue;
+      if (!seen.insert(c).second)
+        throw_usage(what + ": axis '" + c + "' is given twice" +
+                    (c == n ? "" : " (through the flattened axis " + n + ")"));
+      out.push_back(c);
+    }
+  return out;
+}
+
 // Builds the asserted global type (spec §8.1 steps 2-6): names checked
 // against the current mesh, singleton axes dropped, S(i) resolved against
 // x's ndim and recorded as V plus a PartitionSpec entry, one shard dim per
@@ -87,21 +104,12 @@ core::GlobalType asserted_type(
   // (dim, the axis as written, the mesh axes it shards, outer to inner).
   std::vector<std::tuple<long, std::string, std::vector<std::string>>>
       shard_dims;
+  std::set<std::string> seen;
   for (const auto& [axis, type] : entries) {
     // A flattened axis (dp_cp) stands for its components (dp, cp).
-    std::vector<std::string> comps = resolve_annotation_axis(axis, ctx);
-    if (ctx.mesh)
-      comps.erase(std::remove_if(comps.begin(), comps.end(),
-                                 [&](const std::string& c) {
-                                   return ctx.mesh->is_singleton(c);
-                                 }),
-                  comps.end());
+    std::vector<std::string> comps =
+        expand_names({axis}, seen, "assert_type", ctx);
     if (comps.empty()) continue;
-    for (const std::string& c : comps)
-      if (t.has(c))
-        throw_usage(
-            "assert_type: axis '" + c + "' is given twice" +
-            (c == axis ? "" : " (through the flattened axis " + axis + ")"));
     PerAxisType local = type;
     if (type.is_shard()) {
       core::Result<PerAxisType> r = core::resolve_shard_dim(type, x.dim());
@@ -187,27 +195,6 @@ const at::Tensor& assert_entries(const at::Tensor& x,
             ctx);  // S(i) keeps its dim
   return x;
 }
-
-namespace {
-
-// `names` with flattened axes expanded and singleton components dropped;
-// UsageError when an axis appears twice.
-std::vector<std::string> expand_names(const std::vector<std::string>& names,
-                                      std::set<std::string>& seen,
-                                      const std::string& what, const Ctx& ctx) {
-  std::vector<std::string> out;
-  for (const std::string& n : names)
-    for (const std::string& c : resolve_annotation_axis(n, ctx)) {
-      if (ctx.mesh->is_singleton(c)) continue;
-      if (!seen.insert(c).second)
-        throw_usage(what + ": axis '" + c + "' is given twice" +
-                    (c == n ? "" : " (through the flattened axis " + n + ")"));
-      out.push_back(c);
-    }
-  return out;
-}
-
-}  // namespace
 
 core::BoundaryType resolve_boundary_names(const core::BoundaryType& leaf,
                                           const at::Tensor& t,
