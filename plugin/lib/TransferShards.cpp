@@ -692,8 +692,9 @@ void Transfer::promoteFullReductions(
     const CallExpr *CE, llvm::StringRef Name, llvm::StringRef Canon,
     llvm::ArrayRef<const OperandSource *> Tensors, const core::ShardingArgs &SA,
     Value &Out) {
-  if (core::shard_rule_of(Canon) != core::ShardRule::LinearReduction)
-    return;
+  // Asked only for a V of unknown dim (rare in global code): the rule family
+  // is a lookup by name.
+  std::optional<bool> Reduction;
   for (const OperandSource *S : Tensors)
     for (const auto &[A, F] : S->V.axes()) {
       // Known dims went through propagateShardAxis; unmasked rows are no
@@ -707,6 +708,11 @@ void Transfer::promoteFullReductions(
       if (!OK || OK->kind != TypeKind::Varying ||
           OF->Shard != AxisFact::UnknownShard)
         continue;
+      if (!Reduction)
+        Reduction =
+            core::shard_rule_of(Canon) == core::ShardRule::LinearReduction;
+      if (!*Reduction)
+        return;
       // The core decides (the full-reduction rule: a sum over every dim of
       // a tensor sharded on any dim is a pending sum).
       std::vector<core::AxisArg> Args;
