@@ -179,12 +179,29 @@ class RMSNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(RMSNorm);
 
+/// Keys and values of one layer's past tokens, this rank's kv heads:
+/// [tokens, local kv heads, head_dim].
+class KVCache {
+ public:
+  /// Appends this step's keys and values; returns every token's.
+  SPMD_TYPE(tp = S(1), spmd::rank(3))
+  std::tuple<torch::Tensor, torch::Tensor> append(
+      SPMD_TYPE(tp = S(1), spmd::rank(3)) const torch::Tensor& k,
+      SPMD_TYPE(tp = S(1), spmd::rank(3)) const torch::Tensor& v);
+  void clear();
+
+ private:
+  SPMD_TYPE(tp = S(1), spmd::rank(3)) torch::Tensor key_cache_;
+  SPMD_TYPE(tp = S(1), spmd::rank(3)) torch::Tensor value_cache_;
+};
+
 class LlamaAttentionImpl : public torch::nn::Module {
  public:
   LlamaAttentionImpl(const ModelArgs& margs, const ParallelArgs& args);
   SPMD_TYPE(tp = R, spmd::rank(2))
   torch::Tensor forward(SPMD_TYPE(tp = R, spmd::rank(2)) torch::Tensor x,
-                        SPMD_TYPE(tp = R, spmd::rank(1)) torch::Tensor positions);
+                        SPMD_TYPE(tp = R, spmd::rank(1)) torch::Tensor positions,
+                        KVCache& kv_cache);
 
  private:
   QKVParallelLinear qkv_proj_{nullptr};
@@ -215,7 +232,8 @@ class LlamaDecoderLayerImpl : public torch::nn::Module {
   LlamaDecoderLayerImpl(const ModelArgs& margs, const ParallelArgs& args);
   SPMD_TYPE(tp = R, spmd::rank(2))
   torch::Tensor forward(SPMD_TYPE(tp = R, spmd::rank(2)) torch::Tensor x,
-                        SPMD_TYPE(tp = R, spmd::rank(1)) torch::Tensor positions);
+                        SPMD_TYPE(tp = R, spmd::rank(1)) torch::Tensor positions,
+                        KVCache& kv_cache);
 
  private:
   LlamaAttention self_attn_{nullptr};
@@ -231,7 +249,8 @@ class LlamaForCausalLMImpl : public torch::nn::Module {
   /// Logits of the last token of each sequence, whole vocabulary.
   SPMD_TYPE(tp = R, spmd::rank(2))
   torch::Tensor forward(SPMD_TYPE(tp = R, spmd::rank(1)) torch::Tensor tokens,
-                        SPMD_TYPE(tp = R, spmd::rank(1)) torch::Tensor positions);
+                        SPMD_TYPE(tp = R, spmd::rank(1)) torch::Tensor positions,
+                        std::vector<KVCache>& kv_caches);
   /// Greedy sampling of the next tokens.
   SPMD_TYPE(tp = R, spmd::rank(1))
   torch::Tensor sample(SPMD_TYPE(tp = R, spmd::rank(2)) torch::Tensor logits);

@@ -106,3 +106,22 @@ torch::Tensor average_loss_first_try(
 }
 
 }  // namespace llm
+
+namespace llm {
+
+// (7) ScaleLLM's reduce is in place (`process_group->allreduce(input);
+// return input;`); with the runtime's in-place all_reduce the result is
+// dropped and `input` returned, but the checker keeps `input` a pending sum.
+SPMD_TYPE(tp = R)
+torch::Tensor reduce_in_place_first_try(SPMD_TYPE(tp = P) torch::Tensor input,
+                                        const ParallelArgs& args) {
+  if (args.world_size() == 1) {
+    return input;
+  }
+  spmd::CollectiveOptions options;
+  options.inplace = true;
+  spmd::all_reduce(input, tp, P, R, options);
+  return input;
+}
+
+}  // namespace llm

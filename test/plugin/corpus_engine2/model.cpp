@@ -44,6 +44,23 @@ torch::Tensor repeat_kv(SPMD_TYPE(tp = S(1)) const torch::Tensor& x,
       .reshape({n_tokens, n_kv_heads * n_rep, head_dim});
 }
 
+std::tuple<torch::Tensor, torch::Tensor> KVCache::append(
+    const torch::Tensor& k, const torch::Tensor& v) {
+  if (key_cache_.defined()) {
+    key_cache_ = torch::cat({key_cache_, k}, /*dim=*/0);
+    value_cache_ = torch::cat({value_cache_, v}, /*dim=*/0);
+  } else {
+    key_cache_ = k;
+    value_cache_ = v;
+  }
+  return std::make_tuple(key_cache_, value_cache_);
+}
+
+void KVCache::clear() {
+  key_cache_ = torch::Tensor();
+  value_cache_ = torch::Tensor();
+}
+
 LlamaAttentionImpl::LlamaAttentionImpl(const ModelArgs& margs,
                                        const ParallelArgs& args)
     : head_dim_(margs.head_dim) {
@@ -64,7 +81,8 @@ LlamaAttentionImpl::LlamaAttentionImpl(const ModelArgs& margs,
 }
 
 torch::Tensor LlamaAttentionImpl::forward(torch::Tensor x,
-                                          torch::Tensor positions) {
+                                          torch::Tensor positions,
+                                          KVCache& kv_cache) {
   const int64_t n_tokens = x.size(0);
   auto [q_flat, k_flat, v_flat] = qkv_proj_(x);
   // (tokens, heads * head_dim) -> (tokens, heads, head_dim)
@@ -79,6 +97,9 @@ torch::Tensor LlamaAttentionImpl::forward(torch::Tensor x,
   auto cs = cos_sin.chunk(2, -1);
   q = apply_rotary(q, cs[0], cs[1]);
   k = apply_rotary(k, cs[0], cs[1]);
+  // attend to the past tokens too
+  std::tie(k, v) = kv_cache.append(k, v);
+  const int64_t n_kv_tokens = k.size(0);
 
   // GQA: repeat each kv head for the query heads that share it
   if (n_local_kv_heads_ != n_local_heads_) {
@@ -92,7 +113,8 @@ torch::Tensor LlamaAttentionImpl::forward(torch::Tensor x,
   auto kt = k.transpose(0, 1);
   auto vt = v.transpose(0, 1);
   auto scores = torch::matmul(qt, kt.transpose(-2, -1)) * scale_;
-  auto mask = mask_cache_.narrow(0, 0, n_tokens).narrow(1, 0, n_tokens);
+  auto mask = mask_cache_.narrow(0, n_kv_tokens - n_tokens, n_tokens)
+                  .narrow(1, 0, n_kv_tokens);
   scores = scores + mask;
   auto probs = torch::softmax(scores, -1);
   auto context = torch::matmul(probs, vt).transpose(0, 1);
@@ -137,8 +159,9 @@ LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const ModelArgs& margs,
 }
 
 torch::Tensor LlamaDecoderLayerImpl::forward(torch::Tensor x,
-                                             torch::Tensor positions) {
-  auto h = x + self_attn_(input_layernorm_(x), positions);
+                                             torch::Tensor positions,
+                                             KVCache& kv_cache) {
+  auto h = x + self_attn_(input_layernorm_(x), positions, kv_cache);
   return h + mlp_(post_attention_layernorm_(h));
 }
 
@@ -168,15 +191,16 @@ LlamaForCausalLMImpl::LlamaForCausalLMImpl(const ModelArgs& margs,
 }
 
 torch::Tensor LlamaForCausalLMImpl::forward(torch::Tensor tokens,
-                                            torch::Tensor positions) {
+                                            torch::Tensor positions,
+                                            std::vector<KVCache>& kv_caches) {
   torch::Tensor h;
   if (vocab_parallel_) {
     h = embed_tokens_(tokens);
   } else {
     h = embed_dims_(tokens);
   }
-  for (auto& layer : layers_) {
-    h = layer(h, positions);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    h = layers_[i](h, positions, kv_caches[i]);
   }
   h = norm_(h);
   return lm_head_(h);

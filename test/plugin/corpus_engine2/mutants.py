@@ -308,6 +308,64 @@ MUTANTS = [
          replacement="""  g = g * 1.0;""",
          desc="summed gradient not divided by the replicas (a value bug)",
          typeable=False, expected="missed"),
+    # ---- added with the KV cache (model.cpp) and more collectives ----
+    dict(id="kv_cache_cat_heads", file="model.cpp",
+         original="""    key_cache_ = torch::cat({key_cache_, k}, /*dim=*/0);""",
+         replacement="""    key_cache_ = torch::cat({key_cache_, k}, /*dim=*/1);""",
+         desc="new keys appended along the (sharded) heads dim",
+         typeable=True, expected="caught"),
+    dict(id="kv_cache_stores_gathered", file="model.cpp",
+         original="""    key_cache_ = torch::cat({key_cache_, k}, /*dim=*/0);""",
+         replacement="""    key_cache_ = torch::cat({key_cache_, spmd::all_gather(k, tp, S(1), R)}, /*dim=*/0);""",
+         desc="every rank caches all heads' keys into its per-rank cache",
+         typeable=True, expected="caught"),
+    dict(id="kv_cache_v_from_k", file="model.cpp",
+         original="""    value_cache_ = torch::cat({value_cache_, v}, /*dim=*/0);""",
+         replacement="""    value_cache_ = torch::cat({value_cache_, k}, /*dim=*/0);""",
+         desc="keys appended to the value cache (copy-paste)",
+         typeable=False, expected="missed"),
+    dict(id="kv_cache_result_dropped", file="model.cpp",
+         original="""  std::tie(k, v) = kv_cache.append(k, v);""",
+         replacement="""  kv_cache.append(k, v);""",
+         desc="attention over this step's tokens only",
+         typeable=False, expected="missed"),
+    dict(id="gather_wrong_axis", file="parallel.cpp",
+         original="""  return spmd::all_gather(input, tp, S(-1), R);""",
+         replacement="""  return spmd::all_gather(input, dp, S(-1), R);""",
+         desc="the tp shard gathered over the dp group",
+         typeable=True, expected="caught"),
+    dict(id="reduce_bypass_inverted", file="parallel.cpp",
+         original="""  if (world_size == 1) {
+    return input;
+  }
+  return spmd::all_reduce(input, tp, P, R);""",
+         replacement="""  if (world_size != 1) {
+    return input;
+  }
+  return spmd::all_reduce(input, tp, P, R);""",
+         at="""    return input;
+  }
+  return spmd::all_reduce(input, tp, P, R);""",
+         desc="size-1 bypass inverted: the pending sum returned unreduced "
+              "on many ranks",
+         typeable=True, expected="caught"),
+    dict(id="dp_grad_reduced_twice", file="train.cpp",
+         original="""  if (args.dp_size() > 1) {
+    g = spmd::all_reduce(g, dp, P, R);
+  }
+  g = g / static_cast<double>(args.dp_size());""",
+         replacement="""  if (args.dp_size() > 1) {
+    g = spmd::all_reduce(spmd::all_reduce(g, dp, P, R), dp, P, R);
+  }
+  g = g / static_cast<double>(args.dp_size());""",
+         at="""    g = spmd::all_reduce(spmd::all_reduce(g, dp, P, R), dp, P, R);""",
+         desc="gradient summed over dp twice (dp times too large)",
+         typeable=True, expected="caught"),
+    dict(id="loss_reduced_over_tp", file="train.cpp",
+         original="""    total = spmd::all_reduce(spmd::reinterpret(local_loss, dp, V, P), dp, P, R);""",
+         replacement="""    total = spmd::all_reduce(spmd::reinterpret(local_loss, tp, V, P), tp, P, R);""",
+         desc="replica losses summed over the tp group",
+         typeable=True, expected="caught"),
 ]
 
 EXPECTED_FALSE_ALARMS = [
@@ -328,21 +386,30 @@ EXPECTED_FALSE_ALARMS = [
     ("first_try.cpp",
      "return torch::matmul(q.transpose(0, 1), k.transpose(0, 1).transpose(-2, -1));",
      "op-type"),
+    # (7): the in-place all_reduce (options in a variable, as C++17 writes
+    # them): `input` stays P after it.
+    ("first_try.cpp", "return input;", "return"),
 ]
 
 REASSIGNED_PARAM = "parameter reassigned with another rank"
 EXPAND = "expand with non-constant sizes"
 ANNOTATED_V = "dp = V reduced by all_reduce(P)"
+EMPTY_RESET = "annotated field reset to an undefined tensor"
 
 IDIOMS = [
     ("first_try.cpp", "halves[", REASSIGNED_PARAM),
     ("first_try.cpp", "k.unsqueeze(2)", EXPAND),
     ("first_try.cpp", "return spmd::all_reduce(local_loss, dp, P, R)",
      ANNOTATED_V),
+    # model.cpp keeps this one: KVCache::clear() assigns torch::Tensor() to
+    # the annotated cache fields (an undefined tensor has no type to give;
+    # `= {}` and `torch::Tensor{}` are the same).
+    ("model.cpp", "_cache_ = torch::Tensor();", EMPTY_RESET),
 ]
 
 EXPECTED_UNKNOWNS = {
     REASSIGNED_PARAM: 3,
     EXPAND: 1,
     ANNOTATED_V: 1,
+    EMPTY_RESET: 2,
 }
