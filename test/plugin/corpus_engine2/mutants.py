@@ -366,6 +366,23 @@ MUTANTS = [
          replacement="""    total = spmd::all_reduce(spmd::reinterpret(local_loss, tp, V, P), tp, P, R);""",
          desc="replica losses summed over the tp group",
          typeable=True, expected="caught"),
+    # ---- attention through an opaque kernel (kernels.cpp) ----
+    dict(id="handler_gets_gathered_k", file="kernels.cpp",
+         original="""  handler.batch_prefill(q, k, v, output);""",
+         replacement="""  handler.batch_prefill(q, spmd::all_gather(k, tp, S(1), R), v, output);""",
+         desc="every head's keys handed to the per-rank attention",
+         typeable=True, expected="caught"),
+    dict(id="kernel_gets_gathered_k", file="kernels.cpp",
+         original="""    flash_attn_varlen_fwd(q, k, v, output, scale_);""",
+         replacement="""    flash_attn_varlen_fwd(q, spmd::all_gather(k, tp, S(1), R), v, output, scale_);""",
+         desc="the same, one level down: at the unannotated CUDA kernel",
+         typeable=True, expected="missed"),
+    dict(id="handler_output_gathered", file="kernels.cpp",
+         original="""  auto output = torch::zeros_like(q);""",
+         replacement="""  auto output = torch::zeros_like(spmd::all_gather(q, tp, S(1), R));""",
+         at="""  handler.batch_prefill(q, k, v, output);""",
+         desc="the output buffer sized for every head",
+         typeable=True, expected="caught"),
 ]
 
 EXPECTED_FALSE_ALARMS = [
