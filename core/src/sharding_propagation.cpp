@@ -635,15 +635,57 @@ std::optional<std::vector<long>> reduced_dims(const ShardingArgs& args,
   return dims;
 }
 
+// Whether `args` reduce every dim of an operand of shape `s`: no dim
+// argument (or an empty list), or, with the rank known, a list naming every
+// dim. False when the arguments are unknown.
+bool reduces_every_dim(const ShardingArgs& args, const Shape& s) {
+  if (!args.known) return false;
+  if (!args.has_dims || args.dims.empty()) return true;
+  if (!s.rank_known()) return false;
+  auto dims = reduced_dims(args, s.rank());
+  if (!dims) return false;
+  std::set<long> distinct(dims->begin(), dims->end());
+  return static_cast<long>(distinct.size()) == s.rank();
+}
+
+// A sum, not a mean: the reductions whose per-rank results over a shard add
+// up to the global result exactly.
+bool is_sum(const std::string& name) {
+  return name == "sum" || name == "nansum";
+}
+
 Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
                               bool linear, const std::vector<AxisArg>& ts,
                               const ShardingArgs& args, std::string_view axis) {
   const AxisArg& x = ts.at(0);
-  if (x.placement.kind == K::Unknown || !x.shape.rank_known()) return unknown();
-  long rank = x.shape.rank();
+  // The full-reduction rule: a sum over every dim of a tensor sharded on
+  // some dim, whichever it is (the front end may not know it: a V without a
+  // dim is Unknown here), is the pending sum of the global sum. A caller
+  // promotes only a V result (§12.2), so an Unknown operand that is not V
+  // is not affected. A mean is not claimed: each rank's mean of its shard
+  // adds up to axis-size times the global mean, and only for even shards.
+  if (x.placement.kind == K::Unknown) {
+    if (linear && is_sum(name) && reduces_every_dim(args, x.shape))
+      return out(Placement::partial(), !args.keepdim ? std::optional<long>(0)
+                                       : x.shape.rank_known()
+                                           ? std::optional<long>(x.shape.rank())
+                                           : std::nullopt);
+    return unknown();
+  }
+  if (!x.shape.rank_known()) {
+    // Every dim reduced: the shard dim is among them whatever the rank.
+    if (!x.placement.is_shard() || !reduces_every_dim(args, x.shape))
+      return unknown();
+  }
+  std::optional<long> known_rank;
+  if (x.shape.rank_known()) known_rank = x.shape.rank();
+  long rank = known_rank ? *known_rank : x.placement.dim + 1;
   auto dims = reduced_dims(args, rank);
   if (!dims) return unknown();
-  long out_rank = args.keepdim ? rank : rank - static_cast<long>(dims->size());
+  std::optional<long> out_rank =
+      !known_rank    ? (args.keepdim ? std::nullopt : std::optional<long>(0))
+      : args.keepdim ? *known_rank
+                     : *known_rank - static_cast<long>(dims->size());
   if (!x.placement.is_shard()) return out(x.placement, out_rank);
   long d = x.placement.dim;
   if (std::count(dims->begin(), dims->end(), d)) {

@@ -258,6 +258,15 @@ private:
                           llvm::StringRef Canon, const Operands &Ops,
                           llvm::ArrayRef<const OperandSource *> Tensors,
                           const core::ShardingArgs &SA, AxisId A, Value &Out);
+  /// Global mode, after propagateShardAxis: the full-reduction rule. A V
+  /// result on an axis whose operand is V with an unknown shard dim becomes
+  /// P where the core says the op is a sum over every dim (whichever dim is
+  /// sharded, each rank's sum is a partial of the global sum); a mean or a
+  /// sum over some dims is left as it is.
+  void promoteFullReductions(const clang::CallExpr *CE, llvm::StringRef Name,
+                             llvm::StringRef Canon,
+                             llvm::ArrayRef<const OperandSource *> Tensors,
+                             const core::ShardingArgs &SA, Value &Out);
   /// Sets the core's placement \p R of the result on axis \p A in \p Out
   /// (\p Args: the operands it was computed from; \p FromEnd: the shard is
   /// counted from the end); returns whether the result is sharded by \p A.

@@ -525,6 +525,18 @@ bool readsReductionDims(llvm::StringRef Canon) {
                             Canon);
 }
 
+/// Whether a non-tensor argument written at the call is not one intLists
+/// reads (a dim list held in a variable, a dtype object): a reduction's dims
+/// are then unknown, not "every dim".
+bool unreadArgument(llvm::ArrayRef<const Expr *> CallArgs,
+                    TypeClassifier &Types, const ASTContext &Ctx) {
+  for (const Expr *A : CallArgs)
+    if (!isa<CXXDefaultArgExpr>(A) && !Types.isTensor(A->getType()) &&
+        !Types.isOptionalTensor(A->getType()) && !intList(A, Ctx))
+      return true;
+  return false;
+}
+
 /// For an op of one tensor operand \p X sharded on a dim counted from the
 /// end whose rule counts every dim from the end too (a pointwise op with
 /// scalars, softmax / cumsum / sort along a negative dim, a reduction over
@@ -637,6 +649,8 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
   propagateUnmaskedRows(CE, Canon, CallArgs, Ops, Out);
   llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
   core::ShardingArgs SA = shardingArgs(Canon, Lists);
+  if (readsReductionDims(Canon) && unreadArgument(CallArgs, Types, Ctx))
+    SA.known = false;
 
   // The tensor operands, with their ranks where known.
   llvm::SmallVector<const OperandSource *, 4> Tensors;
@@ -664,6 +678,7 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     if (propagateShardAxis(CE, Name, Canon, Ops, Tensors, SA, A, Out))
       Placed.push_back(A);
   orderTuples(CE, Name, Ops, Tensors, Placed, Out);
+  promoteFullReductions(CE, Name, Canon, Tensors, SA, Out);
   checkUnknownShardOperands(CE, Canon, Ops, Out);
   // The result's dims of size 1 (a keepdim reduction, unsqueeze, and
   // pointwise ops of such values), for the broadcasting rules of its uses.
@@ -671,6 +686,44 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     Out.setSizeOneDims(sizeOneMask(core::result_shape(
         Name, std::vector<core::Shape>(Shapes.begin(), Shapes.end()), SA,
         long(*R))));
+}
+
+void Transfer::promoteFullReductions(
+    const CallExpr *CE, llvm::StringRef Name, llvm::StringRef Canon,
+    llvm::ArrayRef<const OperandSource *> Tensors, const core::ShardingArgs &SA,
+    Value &Out) {
+  // Asked only for a V of unknown dim (rare in global code): the rule family
+  // is a lookup by name.
+  std::optional<bool> Reduction;
+  for (const OperandSource *S : Tensors)
+    for (const auto &[A, F] : S->V.axes()) {
+      // Known dims went through propagateShardAxis; unmasked rows are no
+      // shard of the lookup (their sum over tp adds every rank's row).
+      std::optional<PerAxisType> K = F.knownType();
+      if (!K || K->kind != TypeKind::Varying ||
+          F.Shard != AxisFact::UnknownShard || !globalAxis(A))
+        continue;
+      const AxisFact *OF = Out.get(A);
+      std::optional<PerAxisType> OK = OF ? OF->knownType() : std::nullopt;
+      if (!OK || OK->kind != TypeKind::Varying ||
+          OF->Shard != AxisFact::UnknownShard)
+        continue;
+      if (!Reduction)
+        Reduction =
+            core::shard_rule_of(Canon) == core::ShardRule::LinearReduction;
+      if (!*Reduction)
+        return;
+      // The core decides (the full-reduction rule: a sum over every dim of
+      // a tensor sharded on any dim is a pending sum).
+      std::vector<core::AxisArg> Args;
+      for (const OperandSource *T : Tensors)
+        Args.push_back({placementOf(T->V, A), shapeOf(T->V)});
+      core::Result<core::AxisOutcome> R =
+          core::propagate_axis(Name, Args, SA, TU.Axes.name(A));
+      if (R.ok() && R->placement.kind == core::Placement::Kind::Partial)
+        Out.set(A, AxisFact::known(types::P,
+                                   {CE->getExprLoc(), OriginKind::Inferred}));
+    }
 }
 
 std::optional<core::TypeError>
