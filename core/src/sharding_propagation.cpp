@@ -48,15 +48,47 @@ const std::set<std::string, std::less<>> kAlongDim = {
     "softmax", "log_softmax", "sort",   "argsort",      "topk",     "cumsum",
     "cumprod", "cummax",      "cummin", "logcumsumexp", "kthvalue", "msort"};
 const std::set<std::string, std::less<>> kNorm = {"layer_norm", "rms_norm"};
-const std::set<std::string, std::less<>> kShape = {
-    "transpose",    "swapaxes", "swapdims",     "t",           "T",
-    "mT",           "permute",  "movedim",      "moveaxis",    "view",
-    "reshape",      "view_as",  "reshape_as",   "flatten",     "ravel",
-    "unflatten",    "squeeze",  "unsqueeze",    "expand",      "expand_as",
-    "broadcast_to", "narrow",   "select",       "slice",       "index",
-    "index_select", "cat",      "concat",       "concatenate", "stack",
-    "chunk",        "split",    "tensor_split", "unbind",      "flip",
-    "roll",         "repeat",   "tile"};
+const std::set<std::string, std::less<>> kShape = {"transpose",
+                                                   "swapaxes",
+                                                   "swapdims",
+                                                   "t",
+                                                   "T",
+                                                   "mT",
+                                                   "permute",
+                                                   "movedim",
+                                                   "moveaxis",
+                                                   "view",
+                                                   "reshape",
+                                                   "view_as",
+                                                   "reshape_as",
+                                                   "flatten",
+                                                   "ravel",
+                                                   "unflatten",
+                                                   "squeeze",
+                                                   "unsqueeze",
+                                                   "expand",
+                                                   "expand_as",
+                                                   "broadcast_to",
+                                                   "narrow",
+                                                   "select",
+                                                   "slice",
+                                                   "index",
+                                                   "index_select",
+                                                   "cat",
+                                                   "concat",
+                                                   "concatenate",
+                                                   "stack",
+                                                   "chunk",
+                                                   "split",
+                                                   "tensor_split",
+                                                   "unbind",
+                                                   "flip",
+                                                   "roll",
+                                                   "repeat",
+                                                   "tile",
+                                                   "triu",
+                                                   "tril",
+                                                   "repeat_interleave"};
 
 // ---- message helpers -------------------------------------------------------
 
@@ -1339,14 +1371,71 @@ Result<AxisOutcome> index_subscript(const ShapeInput& s,
   return s.keep(out_dim, *nd);
 }
 
-// flip / roll: moving elements along the sharded dim crosses ranks.
-Result<AxisOutcome> flip_roll(const ShapeInput& s, const ShardingArgs& args) {
+// flip / roll: moving elements along the sharded dim crosses ranks (roll
+// without dims rolls the flattened tensor: every dim).
+Result<AxisOutcome> flip_roll(const ShapeInput& s, const std::string& name,
+                              const ShardingArgs& args) {
   if (!s.sharded) return s.keep(s.rank, 0);
-  if (!args.has_dims) return s.on_shard("it moves elements across");
+  if (!args.has_dims || (name == "roll" && args.dims.empty()))
+    return s.on_shard("it moves elements across");
   for (long a : args.dims) {
     auto n = dim_arg(s.op, s.axis, a, s.rank);
     if (!n) return n.error();
     if (*n == s.d) return s.on_shard("it moves elements across");
+  }
+  return s.keep(s.rank, s.d);
+}
+
+// triu / tril: the triangle of the last two dims is cut at the diagonal,
+// a global row - column index; each rank's block counts its own rows and
+// columns from 0, so a shard of either dim cuts every rank's block in the
+// wrong place (a causal mask built on a shard). Other dims (batch, heads)
+// keep their shard.
+Result<AxisOutcome> triangle(const ShapeInput& s) {
+  if (s.rank < 2) {
+    TypeError e;
+    e.kind = ErrorKind::InvalidArgument;
+    e.axis = std::string(s.axis);
+    e.message = std::string(s.op) + ": needs a tensor of rank 2 or more, got " +
+                std::to_string(s.rank);
+    return e;
+  }
+  if (!s.sharded || s.d < s.rank - 2) return s.keep(s.rank, s.d);
+  std::string d = std::to_string(s.d);
+  std::string a(s.axis);
+  return no_strategy(
+      s.op, s.axis,
+      "it keeps a triangle of the last two dims, cut at the diagonal (a "
+      "global row - column index), and " +
+          a + " shards dim " + d + " (S(" + d +
+          ")): each rank's block counts its rows and columns from 0, so its "
+          "triangle is cut in the wrong place",
+      gather_fix(s.axis, 0, s.d) +
+          ", or build this rank's block of the mask with its global "
+          "offset (triu(diagonal + start) of the block, or a comparison "
+          "of global indices)");
+}
+
+// repeat_interleave: each element repeated in place; the shards of an
+// evenly sharded dim repeated by a constant count are still the blocks of
+// the repeated dim, so the shard is kept. Counts given per element (a
+// tensor, args[1]) along the sharded dim do not split evenly; without a
+// dim the tensor is flattened first.
+Result<AxisOutcome> repeat_interleave(const ShapeInput& s,
+                                      const std::vector<AxisArg>& ts,
+                                      const ShardingArgs& args) {
+  if (!args.has_dims) {
+    if (!s.sharded) return s.keep(1, 0);
+    if (s.rank == 1 && ts.size() == 1) return s.keep(1, 0);
+    return s.on_shard("it flattens (no dim given) and repeats along");
+  }
+  if (args.dims.empty()) return unknown();
+  auto n = dim_arg(s.op, s.axis, args.dims[0], s.rank);
+  if (!n) return n.error();
+  if (ts.size() > 1) {
+    if (ts[1].placement.kind == K::Unknown) return unknown(s.rank);
+    if (s.sharded && *n == s.d)
+      return s.on_shard("it repeats by per-element counts along");
   }
   return s.keep(s.rank, s.d);
 }
@@ -1399,7 +1488,9 @@ Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
       name == "tensor_split" || name == "unbind")
     return narrow_select_split(s, name, ts, args);
   if (name == "index") return index_subscript(s, args);
-  if (name == "flip" || name == "roll") return flip_roll(s, args);
+  if (name == "flip" || name == "roll") return flip_roll(s, name, args);
+  if (name == "triu" || name == "tril") return triangle(s);
+  if (name == "repeat_interleave") return repeat_interleave(s, ts, args);
   if (name == "repeat" || name == "tile") return repeat_tile(s, args);
   return unknown();
 }

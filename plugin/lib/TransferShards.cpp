@@ -337,6 +337,17 @@ core::ShardingArgs shardingArgs(llvm::StringRef Canon,
         Canon == "unbind")
       if (SA.dims.empty())
         SA.dims.push_back(0);
+  } else if (Canon == "roll") {
+    // roll(shifts, dims): without dims it rolls the flattened tensor.
+    if (L.size() > 1)
+      Dims(1, 2);
+  } else if (Canon == "repeat_interleave") {
+    // (repeats, dim) with a constant count; one list is either the count
+    // without a dim or the dim after a tensor of counts: not read.
+    if (L.size() > 1)
+      Dims(1, 2);
+    else if (L.size() == 1)
+      SA.known = false;
   } else if (llvm::is_contained({"chunk", "split", "tensor_split"}, Canon)) {
     if (L.size() > 1)
       Dims(1, 2);
@@ -547,6 +558,20 @@ std::optional<long> fromEndRank(llvm::StringRef Canon,
                                 const core::ShardingArgs &SA,
                                 const core::AxisArg &X) {
   long Rank = -X.placement.dim;
+  // The triangle of the last two dims; flip / roll along dims counted from
+  // the end.
+  if (Canon == "triu" || Canon == "tril")
+    return std::max(2L, Rank);
+  if (Canon == "roll" && !SA.has_dims) // the flattened tensor: every dim
+    return Rank;
+  if ((Canon == "flip" || Canon == "roll") && SA.known && !SA.dims.empty()) {
+    for (long D : SA.dims) {
+      if (D >= 0)
+        return std::nullopt;
+      Rank = std::max(Rank, -D);
+    }
+    return Rank;
+  }
   switch (core::shard_rule_of(Canon.str())) {
   case core::ShardRule::Pointwise:
     return Rank;
@@ -661,6 +686,13 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     for (core::Shape &Sh : Shapes)
       if (!Sh.rank_known())
         Sh = core::Shape::of_rank(*Rank);
+  // repeat_interleave(counts, dim): after a tensor of counts, the one
+  // integer list is the dim.
+  if (Canon == "repeat_interleave" && Tensors.size() == 2 &&
+      Lists.size() == 1 && Lists[0].size() == 1 && Lists[0][0]) {
+    SA.known = SA.has_dims = true;
+    SA.dims.assign(1, *Lists[0][0]);
+  }
   std::optional<long> OutRank = resultRank(Name, Canon, Shapes, Lists, SA);
   Out.setRank(OutRank ? std::optional<int>(int(*OutRank)) : std::nullopt);
 

@@ -133,6 +133,10 @@ class Tensor : public TensorBase {
   Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
   Tensor flip(IntArrayRef dims) const;
   Tensor cumsum(int64_t d) const;
+  Tensor repeat_interleave(int64_t repeats,
+                           c10::optional<int64_t> dim = c10::nullopt) const;
+  Tensor repeat_interleave(const Tensor& repeats,
+                           c10::optional<int64_t> dim = c10::nullopt) const;
   // Operators that are members in libtorch.
   Tensor operator-() const;
   Tensor& operator+=(const Tensor& other) &;
