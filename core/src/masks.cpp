@@ -21,40 +21,18 @@ const std::set<std::string, std::less<>> kBoolResult = {
 
 // Ops that only move, copy or select elements of operand 0: its values are
 // the result's values.
-const std::set<std::string, std::less<>> kMovesElements = {"unsqueeze",
-                                                           "squeeze",
-                                                           "view",
-                                                           "reshape",
-                                                           "view_as",
-                                                           "reshape_as",
-                                                           "expand",
-                                                           "expand_as",
-                                                           "broadcast_to",
-                                                           "transpose",
-                                                           "swapaxes",
-                                                           "swapdims",
-                                                           "t",
-                                                           "T",
-                                                           "mT",
-                                                           "permute",
-                                                           "movedim",
-                                                           "moveaxis",
-                                                           "flatten",
-                                                           "unflatten",
-                                                           "ravel",
-                                                           "contiguous",
-                                                           "clone",
-                                                           "detach",
-                                                           "narrow",
-                                                           "select",
-                                                           "slice",
-                                                           "index",
-                                                           "index_select",
-                                                           "flip",
-                                                           "roll",
-                                                           "repeat",
-                                                           "tile",
-                                                           "repeat_interleave"};
+const std::set<std::string, std::less<>> kMovesElements = {
+    "broadcast_to", "clone",     "contiguous",
+    "detach",       "expand",    "expand_as",
+    "flatten",      "flip",      "index",
+    "index_select", "moveaxis",  "movedim",
+    "mT",           "narrow",    "permute",
+    "ravel",        "repeat",    "reshape",
+    "reshape_as",   "roll",      "select",
+    "slice",        "squeeze",   "swapaxes",
+    "swapdims",     "t",         "T",
+    "tile",         "transpose", "unflatten",
+    "unsqueeze",    "view",      "view_as"};
 
 // Dtype conversions: a mask's values stay 0 and 1, in another dtype.
 const std::set<std::string, std::less<>> kConversion = {
@@ -102,7 +80,7 @@ MaskKind mask_result(std::string_view op,
     return MaskKind::None;
   }
   const MaskOperand& self = operands[0];
-  if (kMovesElements.count(n)) return self.mask;
+  if (kMovesElements.count(n) || n == "repeat_interleave") return self.mask;
   if (!is_mask(self.mask) && n != "where" && n != "masked_fill")
     return MaskKind::None;
   if (kConversion.count(n)) return MaskKind::ZeroOne;

@@ -48,47 +48,15 @@ const std::set<std::string, std::less<>> kAlongDim = {
     "softmax", "log_softmax", "sort",   "argsort",      "topk",     "cumsum",
     "cumprod", "cummax",      "cummin", "logcumsumexp", "kthvalue", "msort"};
 const std::set<std::string, std::less<>> kNorm = {"layer_norm", "rms_norm"};
-const std::set<std::string, std::less<>> kShape = {"transpose",
-                                                   "swapaxes",
-                                                   "swapdims",
-                                                   "t",
-                                                   "T",
-                                                   "mT",
-                                                   "permute",
-                                                   "movedim",
-                                                   "moveaxis",
-                                                   "view",
-                                                   "reshape",
-                                                   "view_as",
-                                                   "reshape_as",
-                                                   "flatten",
-                                                   "ravel",
-                                                   "unflatten",
-                                                   "squeeze",
-                                                   "unsqueeze",
-                                                   "expand",
-                                                   "expand_as",
-                                                   "broadcast_to",
-                                                   "narrow",
-                                                   "select",
-                                                   "slice",
-                                                   "index",
-                                                   "index_select",
-                                                   "cat",
-                                                   "concat",
-                                                   "concatenate",
-                                                   "stack",
-                                                   "chunk",
-                                                   "split",
-                                                   "tensor_split",
-                                                   "unbind",
-                                                   "flip",
-                                                   "roll",
-                                                   "repeat",
-                                                   "tile",
-                                                   "triu",
-                                                   "tril",
-                                                   "repeat_interleave"};
+const std::set<std::string, std::less<>> kShape = {
+    "transpose",    "swapaxes", "swapdims",     "t",           "T",
+    "mT",           "permute",  "movedim",      "moveaxis",    "view",
+    "reshape",      "view_as",  "reshape_as",   "flatten",     "ravel",
+    "unflatten",    "squeeze",  "unsqueeze",    "expand",      "expand_as",
+    "broadcast_to", "narrow",   "select",       "slice",       "index",
+    "index_select", "cat",      "concat",       "concatenate", "stack",
+    "chunk",        "split",    "tensor_split", "unbind",      "flip",
+    "roll",         "repeat",   "tile",         "triu",        "tril"};
 
 // ---- message helpers -------------------------------------------------------
 
@@ -1762,7 +1730,7 @@ ShardRule shard_rule_of(std::string_view op) {
   if (kNonlinearReduction.count(n)) return ShardRule::NonlinearReduction;
   if (kAlongDim.count(n)) return ShardRule::AlongDim;
   if (kNorm.count(n)) return ShardRule::Norm;
-  if (kShape.count(n)) return ShardRule::Shape;
+  if (kShape.count(n) || n == "repeat_interleave") return ShardRule::Shape;
   if (n == "embedding") return ShardRule::Embedding;
   if (n == "cross_entropy" || n == "nll_loss") return ShardRule::Loss;
   if (kPointwise.count(n)) return ShardRule::Pointwise;
