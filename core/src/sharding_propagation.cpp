@@ -1408,6 +1408,109 @@ Result<AxisOutcome> repeat_interleave(const ShapeInput& s,
   return s.keep(s.rank, s.d);
 }
 
+// scaled_dot_product_attention(q, k, v[, mask]): q [..., L, E], k [..., S,
+// E], v [..., S, Ev]; the output is [..., L, Ev]. A shard of a batch or
+// heads dim (one of the leading dims) that q, k and v share is kept: each
+// rank attends with its own heads. The scores are a sum over E and the
+// softmax runs over the keys S, so a shard of E, of S, or of a leading dim
+// that not every operand shares is rejected; a mask with the sharded dim
+// must be sharded with it (a replicated mask broadcasts only where its size
+// is 1). Queries sharded (L) with whole keys and values are correct without
+// a causal mask and wrong with one (the mask's rows count from 0 on every
+// rank), which the rule cannot see: unknown.
+Result<AxisOutcome> attention(std::string_view op,
+                              const std::vector<AxisArg>& ts,
+                              std::string_view axis) {
+  if (ts.size() < 3) return unknown();
+  for (const auto& t : ts)
+    if (t.placement.kind == K::Unknown || !t.shape.rank_known())
+      return unknown();
+  long rank = ts[0].shape.rank();
+  if (rank < 2) return unknown();
+  for (std::size_t i = 0; i < ts.size(); ++i)
+    if (ts[i].placement.kind == K::Partial)
+      return no_strategy(op, axis,
+                         arg(i) +
+                             " is a pending sum (P): the softmax of the "
+                             "scores is not linear",
+                         "all_reduce " + arg(i) + " first");
+  const AxisArg& q = ts[0];
+  bool any = false;
+  for (const auto& t : ts) any = any || t.placement.is_shard();
+  if (!any) return out(Placement::replicate(), rank);
+  std::string a(axis);
+  // Dims named from the end are the same in q, k and v (their ranks may
+  // differ only by leading dims).
+  auto from_end = [](const AxisArg& t) {
+    return t.placement.dim - t.shape.rank();
+  };
+  for (std::size_t i = 0; i < 3; ++i) {
+    const AxisArg& t = ts[i];
+    if (!t.placement.is_shard()) continue;
+    long e = from_end(t);
+    if (e == -1)
+      return no_strategy(
+          op, axis,
+          arg(i) + " is sharded on its last dim (S(" +
+              std::to_string(t.placement.dim) +
+              ")): the scores are a sum "
+              "over the features, and each rank holds only its part",
+          "shard the heads instead (a dim before the last two), or " +
+              gather_fix(axis, i, t.placement.dim));
+    if (e == -2 && i > 0)
+      return no_strategy(
+          op, axis,
+          arg(i) + " is sharded on the keys (S(" +
+              std::to_string(t.placement.dim) +
+              ")): the softmax runs over every key, and each rank holds "
+              "only its keys",
+          gather_fix(axis, i, t.placement.dim) +
+              " (ring attention is written by hand, in a local region)");
+  }
+  if (q.placement.is_shard() && from_end(q) == -2) {
+    if (ts[1].placement.kind == K::Replicate &&
+        ts[2].placement.kind == K::Replicate)
+      return unknown(rank);  // causal or not: not visible here
+    return no_strategy(op, axis,
+                       "args[0] is sharded on the queries and args[1] / "
+                       "args[2] are not replicated",
+                       gather_fix(axis, 0, q.placement.dim));
+  }
+  // A leading (batch or heads) dim: q, k and v sharded on it alike.
+  long e = from_end(q.placement.is_shard()       ? q
+                    : ts[1].placement.is_shard() ? ts[1]
+                                                 : ts[2]);
+  for (std::size_t i = 0; i < 3; ++i)
+    if (!ts[i].placement.is_shard() || from_end(ts[i]) != e)
+      return no_strategy(
+          op, axis,
+          "args[0], args[1] and args[2] must be sharded on the same batch "
+          "or heads dim; " +
+              arg(i) + " is " + ts[i].placement.to_string() +
+              " and another is sharded on dim " + std::to_string(e) +
+              " counted from the end",
+          "shard q, k and v on the same heads dim (a column-parallel "
+          "QKV projection does), or all_gather the sharded ones first");
+  for (std::size_t i = 3; i < ts.size(); ++i) {
+    const AxisArg& m = ts[i];
+    long md = m.shape.rank() + e;  // the mask's dim aligned from the end
+    if (md < 0) continue;          // the mask lacks the dim: broadcast
+    if (m.placement.is_shard() && m.placement.dim == md) continue;
+    if (m.placement.kind == K::Replicate) {
+      auto sz = m.shape.size(md);
+      if (sz && *sz == 1) continue;
+      if (!sz) return unknown(rank);
+    }
+    return no_strategy(op, axis,
+                       "the mask " + arg(i) + " is " + m.placement.to_string() +
+                           " but the heads or batch dim it has is sharded "
+                           "in args[0..2]",
+                       "shard the mask like the heads, or give it size 1 "
+                       "on that dim");
+  }
+  return out(Placement::shard(rank + e), rank);
+}
+
 // repeat / tile: repeating along the sharded dim would interleave shards.
 Result<AxisOutcome> repeat_tile(const ShapeInput& s, const ShardingArgs& args) {
   long out_rank = std::max(s.rank, static_cast<long>(args.sizes.size()));
@@ -1641,6 +1744,8 @@ const char* to_string(ShardRule r) {
       return "embedding";
     case ShardRule::Loss:
       return "loss";
+    case ShardRule::Attention:
+      return "attention";
     case ShardRule::Unknown:
       return "unknown";
   }
@@ -1733,6 +1838,7 @@ ShardRule shard_rule_of(std::string_view op) {
   if (kShape.count(n) || n == "repeat_interleave") return ShardRule::Shape;
   if (n == "embedding") return ShardRule::Embedding;
   if (n == "cross_entropy" || n == "nll_loss") return ShardRule::Loss;
+  if (n == "scaled_dot_product_attention") return ShardRule::Attention;
   if (kPointwise.count(n)) return ShardRule::Pointwise;
   return ShardRule::Unknown;
 }
@@ -1849,6 +1955,8 @@ Result<AxisOutcome> propagate_axis(std::string_view op,
                        tensors, axis);
     case ShardRule::Loss:
       return loss(op, tensors, args, axis);
+    case ShardRule::Attention:
+      return attention(op, tensors, axis);
     case ShardRule::Unknown:
       break;
   }

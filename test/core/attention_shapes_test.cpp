@@ -211,5 +211,76 @@ INSTANTIATE_TEST_SUITE_P(
                   {}}),
     Name);
 
+// scaled_dot_product_attention(q, k, v[, mask]), [b, heads, s, d].
+INSTANTIATE_TEST_SUITE_P(
+    Sdpa, AttentionShapeTest,
+    ::testing::Values(
+        ShapeCase{
+            "heads_sharded",
+            "at::scaled_dot_product_attention",
+            {G("{tp: S(1)}", {2, 4, 8, 16}), G("{tp: S(1)}", {2, 4, 8, 16}),
+             G("{tp: S(1)}", {2, 4, 8, 16})},
+            NoArgs(),
+            "{tp: S(1)} PartitionSpec(None, tp, None, None)",
+            {}},
+        // A [s, s] mask lacks the heads dim; a [b, 1, s, s] one has size 1.
+        ShapeCase{
+            "heads_sharded_with_masks",
+            "scaled_dot_product_attention",
+            {G("{tp: S(1)}", {2, 4, 8, 16}), G("{tp: S(1)}", {2, 4, 8, 16}),
+             G("{tp: S(1)}", {2, 4, 8, 16}), G("{tp: R}", {2, 1, 8, 8})},
+            NoArgs(),
+            "{tp: S(1)} PartitionSpec(None, tp, None, None)",
+            {}},
+        ShapeCase{"replicated",
+                  "scaled_dot_product_attention",
+                  {G("{tp: R}", {2, 4, 8, 16}), G("{tp: R}", {2, 4, 8, 16}),
+                   G("{tp: R}", {2, 4, 8, 16})},
+                  NoArgs(),
+                  "{tp: R}",
+                  {}},
+        ShapeCase{
+            "features_sharded",
+            "scaled_dot_product_attention",
+            {G("{tp: S(3)}", {2, 4, 8, 16}), G("{tp: S(3)}", {2, 4, 8, 16}),
+             G("{tp: S(3)}", {2, 4, 8, 16})},
+            NoArgs(),
+            nullptr,
+            {"scaled_dot_product_attention", "axis tp",
+             "args[0] is sharded on its last dim", "sum over the features",
+             "shard the heads"}},
+        ShapeCase{
+            "keys_sharded",
+            "scaled_dot_product_attention",
+            {G("{tp: R}", {2, 4, 8, 16}), G("{tp: S(2)}", {2, 4, 8, 16}),
+             G("{tp: S(2)}", {2, 4, 8, 16})},
+            NoArgs(),
+            nullptr,
+            {"args[1] is sharded on the keys", "softmax runs over every key"}},
+        ShapeCase{"heads_sharded_q_only",
+                  "scaled_dot_product_attention",
+                  {G("{tp: S(1)}", {2, 4, 8, 16}), G("{tp: R}", {2, 8, 8, 16}),
+                   G("{tp: R}", {2, 8, 8, 16})},
+                  NoArgs(),
+                  nullptr,
+                  {"same batch or heads dim", "args[1] is R"}},
+        // A mask with every head, replicated, against head-sharded q.
+        ShapeCase{
+            "per_head_mask_replicated",
+            "scaled_dot_product_attention",
+            {G("{tp: S(1)}", {2, 4, 8, 16}), G("{tp: S(1)}", {2, 4, 8, 16}),
+             G("{tp: S(1)}", {2, 4, 8, 16}), G("{tp: R}", {2, 8, 8, 8})},
+            NoArgs(),
+            nullptr,
+            {"the mask args[3] is R", "shard the mask like the heads"}},
+        ShapeCase{"pending_sum",
+                  "scaled_dot_product_attention",
+                  {G("{tp: P}", {2, 4, 8, 16}), G("{tp: R}", {2, 4, 8, 16}),
+                   G("{tp: R}", {2, 4, 8, 16})},
+                  NoArgs(),
+                  nullptr,
+                  {"pending sum"}}),
+    Name);
+
 }  // namespace
 }  // namespace spmd::core::testing

@@ -5,6 +5,8 @@
 // without dims moves every dim); repeat_interleave by a constant count keeps
 // the shard even along the sharded dim (GQA's repeated KV heads); softmax
 // and cumsum along the sharded dim are rejected, along another dim kept.
+// scaled_dot_product_attention keeps a heads shard that q, k and v share
+// and rejects a shard of the features or one q, k and v do not share.
 // Ranks counted from the end (S(-1) without spmd::rank) resolve for triu /
 // tril and for flip / roll along negative dims. The second run: local mode
 // (S(i) reads as V) has none of these rules.
@@ -50,7 +52,34 @@ Tensor cumulative(SPMD_TYPE(tp = S(2), spmd::rank(3)) const Tensor& x) {
   return x.cumsum(1);
 }
 
+// Attention over each rank's heads (q, k, v [b, heads, s, d] from a
+// column-parallel projection), with a causal [s, s] mask.
+SPMD_TYPE(tp = S(1), spmd::rank(4))
+Tensor attend(SPMD_TYPE(tp = S(1), spmd::rank(4)) const Tensor& q,
+              SPMD_TYPE(tp = S(1), spmd::rank(4)) const Tensor& k,
+              SPMD_TYPE(tp = S(1), spmd::rank(4)) const Tensor& v,
+              SPMD_TYPE(tp = R, spmd::rank(2)) const Tensor& causal) {
+  return at::scaled_dot_product_attention(q, k, v, causal);
+}
+
 // --- rejected: an op along the sharded dim ---------------------------------
+
+// Attention with q, k, v sharded on the head features: the scores would be
+// each rank's part of a sum.
+SPMD_TYPE(tp = S(3))
+Tensor attend_feature_shards(SPMD_TYPE(tp = S(3), spmd::rank(4)) const Tensor& q, // global-note {{'q' has type V on axis 'tp' declared here}}
+                             SPMD_TYPE(tp = S(3), spmd::rank(4)) const Tensor& k, // global-note {{'k' has type V on axis 'tp' declared here}}
+                             SPMD_TYPE(tp = S(3), spmd::rank(4)) const Tensor& v) {
+  return at::scaled_dot_product_attention(q, k, v); // global-error {{No valid sharding strategy for at::scaled_dot_product_attention on axis tp: args[0] is sharded on its last dim (S(3)): the scores are a sum over the features, and each rank holds only its part}} global-note {{shard the heads instead}}
+}
+
+// Head-sharded queries against every key head.
+SPMD_TYPE(tp = S(1))
+Tensor attend_all_keys(SPMD_TYPE(tp = S(1), spmd::rank(4)) const Tensor& q, // global-note {{'q' has type V on axis 'tp' declared here}}
+                       SPMD_TYPE(tp = R, spmd::rank(4)) const Tensor& k, // global-note {{'k' has type R on axis 'tp' declared here}}
+                       SPMD_TYPE(tp = R, spmd::rank(4)) const Tensor& v) {
+  return at::scaled_dot_product_attention(q, k, v); // global-error {{must be sharded on the same batch or heads dim; args[1] is R}} global-note {{shard q, k and v on the same heads dim}}
+}
 
 // A causal mask built on the sequence shard: each rank cuts its block of
 // rows at its own row 0.

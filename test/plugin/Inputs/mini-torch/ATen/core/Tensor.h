@@ -221,6 +221,12 @@ Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims = {});
 Tensor flip(const Tensor& x, IntArrayRef dims);
 Tensor cumsum(const Tensor& x, int64_t dim);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
+                                    const Tensor& value,
+                                    const c10::optional<Tensor>& attn_mask = {},
+                                    double dropout_p = 0.0,
+                                    bool is_causal = false,
+                                    c10::optional<double> scale = c10::nullopt);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& x, int64_t split_size,
                           int64_t dim = 0);
