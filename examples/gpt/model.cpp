@@ -222,8 +222,9 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
   auto v = parts[2].permute({1, 2, 0, 3});
 
   // Causal softmax over whole sequences: the heads are split, the keys are
-  // not, so softmax needs no communication. triu has no shape rule: the
-  // mask's declaration gives its rank for masked_fill's broadcasting.
+  // not, so softmax needs no communication. The mask's declaration gives
+  // its types (a factory outside an [[spmd::mesh]] function is unknown);
+  // triu keeps the rank of its [s, s] shape (core's triangle rule).
   auto scores =
       at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(head_dim));
   SPMD_TYPE(dp = R, tp = R, spmd::rank(2))

@@ -228,14 +228,19 @@ private:
   struct OperandSource {
     const clang::Expr *E; ///< null for a scalar
     Value V;
+    /// For a scalar: the argument (its constant value, if any, matters to
+    /// the mask rules of core/masks.h).
+    const clang::Expr *Scalar = nullptr;
   };
   struct Operands {
     std::vector<core::Operand> Core;    // types left empty: see coreOperands
     std::vector<OperandSource> Sources; // parallel to Core
   };
   /// Global mode: keeps the "unmasked rows" mark of a vocab-parallel
-  /// lookup (AxisFact::UnmaskedRows) on an op's V result, unless the op is
-  /// masked_fill(mask, 0) of the marked rows.
+  /// lookup (AxisFact::UnmaskedRows) on an op's V result, unless the op
+  /// zeroes the marked rows where a mask says (core::zero_fills:
+  /// masked_fill(mask, 0), a product with a 0/1 mask, where with a 0
+  /// branch); sets the result's core::MaskKind (core::mask_result).
   void propagateUnmaskedRows(const clang::CallExpr *CE, llvm::StringRef Canon,
                              llvm::ArrayRef<const clang::Expr *> CallArgs,
                              const Operands &Ops, Value &Out);

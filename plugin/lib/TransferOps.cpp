@@ -73,7 +73,7 @@ void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
   }
   if (Types.isScalar(A->getType())) {
     Ops.Core.push_back(core::Operand::weak_scalar(Pos));
-    Ops.Sources.push_back({nullptr, Value::unknown()});
+    Ops.Sources.push_back({nullptr, Value::unknown(), A});
     return;
   }
   llvm::SmallVector<const Expr *, 4> Elems;

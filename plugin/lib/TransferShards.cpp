@@ -15,6 +15,7 @@
 #include "Transfer.h"
 
 #include <spmd/core/global_collectives.h>
+#include <spmd/core/masks.h>
 #include <spmd/core/partition_spec.h>
 #include <spmd/core/sharding_propagation.h>
 
@@ -35,14 +36,14 @@ bool tableFirstEmbedding(const CallExpr *CE) {
          NS->getParent()->getRedeclContext()->isTranslationUnit();
 }
 
-/// Whether \p E is the constant 0 (an int or floating literal, possibly
-/// converted to at::Scalar).
-bool isZeroConstant(const Expr *E, const ASTContext &Ctx) {
+/// The value of \p E when it is a numeric constant (an int or floating
+/// literal, possibly converted to at::Scalar).
+std::optional<double> numericConstant(const Expr *E, const ASTContext &Ctx) {
   for (int Depth = 0; E && Depth < 4; ++Depth) {
     E = E->IgnoreImplicit();
     if (const auto *C = dyn_cast<CXXConstructExpr>(E)) {
       if (C->getNumArgs() != 1)
-        return false;
+        return std::nullopt;
       E = C->getArg(0);
       continue;
     }
@@ -50,12 +51,12 @@ bool isZeroConstant(const Expr *E, const ASTContext &Ctx) {
   }
   Expr::EvalResult R;
   if (!E || E->isValueDependent() || !E->EvaluateAsRValue(R, Ctx))
-    return false;
+    return std::nullopt;
   if (R.Val.isInt())
-    return R.Val.getInt().isZero();
+    return double(R.Val.getInt().getSExtValue());
   if (R.Val.isFloat())
-    return R.Val.getFloat().isZero();
-  return false;
+    return R.Val.getFloat().convertToDouble();
+  return std::nullopt;
 }
 
 } // namespace
@@ -336,6 +337,17 @@ core::ShardingArgs shardingArgs(llvm::StringRef Canon,
         Canon == "unbind")
       if (SA.dims.empty())
         SA.dims.push_back(0);
+  } else if (Canon == "roll") {
+    // roll(shifts, dims): without dims it rolls the flattened tensor.
+    if (L.size() > 1)
+      Dims(1, 2);
+  } else if (Canon == "repeat_interleave") {
+    // (repeats, dim) with a constant count; one list is either the count
+    // without a dim or the dim after a tensor of counts: not read.
+    if (L.size() > 1)
+      Dims(1, 2);
+    else if (L.size() == 1)
+      SA.known = false;
   } else if (llvm::is_contained({"chunk", "split", "tensor_split"}, Canon)) {
     if (L.size() > 1)
       Dims(1, 2);
@@ -428,23 +440,33 @@ static core::Placement placementOf(const Value &V, AxisId Axis) {
 void Transfer::propagateUnmaskedRows(const CallExpr *CE, llvm::StringRef Canon,
                                      llvm::ArrayRef<const Expr *> CallArgs,
                                      const Operands &Ops, Value &Out) {
-  // masked_fill(mask, 0) of the marked rows zeroes the rows of indices this
-  // rank does not hold (which mask: not checked, see docs/plugin.md); any
-  // other op keeps the mark on a V result.
-  bool Zeroing = Canon == "masked_fill" && !CallArgs.empty() &&
-                 isZeroConstant(CallArgs.back(), Ctx);
-  const OperandSource *Filled = nullptr;
+  // An op that zeroes the marked rows where a mask says (masked_fill(mask,
+  // 0), a product with a 0/1 mask, where with a 0 branch: core::zero_fills)
+  // zeroes the rows of indices this rank does not hold (which mask: not
+  // checked, see docs/plugin.md); any other op keeps the mark on a V
+  // result. The result's mask kind (a comparison, a conversion of a mask,
+  // ...) is core::mask_result's.
+  std::vector<core::MaskOperand> Masks;
+  Masks.reserve(Ops.Sources.size());
   for (const OperandSource &S : Ops.Sources)
-    if (S.E) {
-      Filled = &S;
-      break;
-    }
-  for (const OperandSource &S : Ops.Sources) {
-    if (!S.E)
+    Masks.push_back(
+        S.E ? core::MaskOperand::of_tensor(core::MaskKind(S.V.maskKind()))
+            : core::MaskOperand::of_scalar(
+                  S.Scalar ? numericConstant(S.Scalar, Ctx) : std::nullopt));
+  Out.setMaskKind(uint8_t(core::mask_result(Canon, Masks)));
+  for (size_t I = 0; I < Ops.Sources.size(); ++I) {
+    const OperandSource &S = Ops.Sources[I];
+    if (!S.E || !core::gives_values(Canon, I))
       continue;
+    bool Zeroed = false, Checked = false;
     for (const auto &[A, F] : S.V.axes()) {
-      if (F.Shard != AxisFact::UnmaskedRows || !F.knownType() ||
-          (Zeroing && &S == Filled))
+      if (F.Shard != AxisFact::UnmaskedRows || !F.knownType())
+        continue;
+      if (!Checked) {
+        Zeroed = core::zero_fills(Canon, Masks, I);
+        Checked = true;
+      }
+      if (Zeroed)
         continue;
       const AxisFact *OF = Out.get(A);
       std::optional<PerAxisType> K = OF ? OF->knownType() : std::nullopt;
@@ -548,6 +570,20 @@ std::optional<long> fromEndRank(llvm::StringRef Canon,
                                 const core::ShardingArgs &SA,
                                 const core::AxisArg &X) {
   long Rank = -X.placement.dim;
+  // The triangle of the last two dims; flip / roll along dims counted from
+  // the end.
+  if (Canon == "triu" || Canon == "tril")
+    return std::max(2L, Rank);
+  if (Canon == "roll" && !SA.has_dims) // the flattened tensor: every dim
+    return Rank;
+  if ((Canon == "flip" || Canon == "roll") && SA.known && !SA.dims.empty()) {
+    for (long D : SA.dims) {
+      if (D >= 0)
+        return std::nullopt;
+      Rank = std::max(Rank, -D);
+    }
+    return Rank;
+  }
   switch (core::shard_rule_of(Canon.str())) {
   case core::ShardRule::Pointwise:
     return Rank;
@@ -664,6 +700,13 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     for (core::Shape &Sh : Shapes)
       if (!Sh.rank_known())
         Sh = core::Shape::of_rank(*Rank);
+  // repeat_interleave(counts, dim): after a tensor of counts, the one
+  // integer list is the dim.
+  if (Canon == "repeat_interleave" && Tensors.size() == 2 &&
+      Lists.size() == 1 && Lists[0].size() == 1 && Lists[0][0]) {
+    SA.known = SA.has_dims = true;
+    SA.dims.assign(1, *Lists[0][0]);
+  }
   std::optional<long> OutRank = resultRank(Name, Canon, Shapes, Lists, SA);
   Out.setRank(OutRank ? std::optional<int>(int(*OutRank)) : std::nullopt);
 
