@@ -261,11 +261,17 @@ Value Transfer::evalUncached(const Expr *E) {
   if (E->containsErrors() || E->isValueDependent() || E->isTypeDependent())
     return Value::unknown();
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    // A structured binding: its holding variable's `get<i>(e)`, or the
+    // A structured binding: its holding variable's fact (set by its
+    // declaration, `get<i>(e)`, and by assignments to the binding), or the
     // element of an array or struct.
     if (const auto *BD = dyn_cast<BindingDecl>(DRE->getDecl())) {
-      if (const VarDecl *HV = BD->getHoldingVar())
+      if (const VarDecl *HV = BD->getHoldingVar()) {
+        auto It = VarIndex.find(HV);
+        if (const Value *V =
+                It == VarIndex.end() ? nullptr : Cur.get(It->second))
+          return *V;
         return HV->getInit() ? eval(HV->getInit()) : Value::unknown();
+      }
       return BD->getBinding() ? eval(BD->getBinding()) : Value::unknown();
     }
     const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());

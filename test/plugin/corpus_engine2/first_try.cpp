@@ -66,9 +66,10 @@ torch::Tensor rotary_first_try(
 }
 
 // (4) Structured bindings of the QKV projection, reassigned with the
-// per-head views: the assignments are ignored (the bindings keep the tuple's
-// S(-1), rank 2), so the transpose(-2, -1) of k looks like a move of the
-// shard into the contraction dim.
+// per-head views. Learned: an assignment to a binding updates its type and
+// rank (test/plugin/reassigned_bindings.cpp); it used to be ignored, so the
+// transpose(-2, -1) of k looked like a move of the shard into the
+// contraction dim.
 SPMD_TYPE(tp = S(0), spmd::rank(3))
 torch::Tensor scores_first_try(QKVParallelLinear& qkv_proj,
                                SPMD_TYPE(tp = R, spmd::rank(2)) torch::Tensor x,
