@@ -9,6 +9,9 @@ namespace F = torch::nn::functional;
 
 // (1) The row-parallel input split in place, as ScaleLLM writes it:
 // `input = scatter(input)` on the parameter whose layout type is R.
+// Learned: a by-value parameter is rebound by an assignment
+// (test/plugin/reassigned_parameters.cpp); it used to be an error that
+// cascaded into the linear and the reduce.
 class RowParallelFirstTryImpl : public torch::nn::Module {
  public:
   RowParallelFirstTryImpl(bool input_is_parallelized, const ParallelArgs& args)
@@ -50,9 +53,10 @@ torch::Tensor vocab_lookup_first_try(
   return reduce_from_tp_region(output, args);
 }
 
-// (3) A parameter reassigned with another rank (`cos = cos.unsqueeze(1)`):
-// the declared rank(2) is kept silently, so the broadcast against the heads
-// looks like one of unknown size.
+// (3) A parameter reassigned with another rank (`cos = cos.unsqueeze(1)`).
+// Learned with (1): the rank follows the assignment; the declared rank(2)
+// used to be kept, so the broadcast against the heads looked like one of
+// unknown size.
 SPMD_TYPE(tp = S(1), spmd::rank(3))
 torch::Tensor rotary_first_try(
     SPMD_TYPE(tp = S(1), spmd::rank(3)) torch::Tensor x,
