@@ -393,6 +393,10 @@ private:
   /// `VD = e` on a rebindable parameter: VD takes e's type and rank; an axis
   /// e leaves unknown keeps the declared type (strict mode reports it here,
   /// as for a declared variable).
+  /// The effect of an in-place collective on its input variable.
+  void collectiveInPlace(const clang::CallExpr *CE,
+                         const core::CollectiveCall &Call, AxisId Axis,
+                         const Value &In, const Value &Out);
   void rebindParameter(const clang::VarDecl *VD, const TypeAnnotation &A,
                        const Value &V, const clang::Expr *RHS);
 

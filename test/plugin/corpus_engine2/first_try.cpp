@@ -116,7 +116,10 @@ namespace llm {
 
 // (7) ScaleLLM's reduce is in place (`process_group->allreduce(input);
 // return input;`); with the runtime's in-place all_reduce the result is
-// dropped and `input` returned, but the checker keeps `input` a pending sum.
+// dropped and `input` returned. Learned: an options variable set by constant
+// field assignments before the call is read, and an in-place all_reduce
+// updates its input (test/plugin/collective_options_variables.cpp); the
+// checker used to keep `input` a pending sum.
 SPMD_TYPE(tp = R)
 torch::Tensor reduce_in_place_first_try(SPMD_TYPE(tp = P) torch::Tensor input,
                                         const ParallelArgs& args) {
