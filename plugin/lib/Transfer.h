@@ -394,6 +394,25 @@ private:
   // Variables.
   unsigned varIndex(const clang::VarDecl *VD);
   void setVar(const clang::VarDecl *VD, const Value &V);
+  /// A by-value parameter of the analysed function (not a reference): its
+  /// declared type is the callers' contract at entry; in the body it is a
+  /// variable that `=` rebinds, flow-sensitively (docs/plugin.md, "What is
+  /// checked"). A reference parameter is the caller's variable: it keeps its
+  /// declared type like a declared local.
+  bool isRebindable(const clang::VarDecl *VD);
+  /// Whether the parameter \p VD still has its declared type \p A (and rank)
+  /// on this path: an in-place update of it reaches the caller's tensor and
+  /// is checked against \p A.
+  bool holdsDeclared(const clang::VarDecl *VD, const TypeAnnotation &A);
+  /// `VD = e` on a rebindable parameter: VD takes e's type and rank; an axis
+  /// e leaves unknown keeps the declared type (strict mode reports it here,
+  /// as for a declared variable).
+  /// The effect of an in-place collective on its input variable.
+  void collectiveInPlace(const clang::CallExpr *CE,
+                         const core::CollectiveCall &Call, AxisId Axis,
+                         const Value &In, const Value &Out);
+  void rebindParameter(const clang::VarDecl *VD, const TypeAnnotation &A,
+                       const Value &V, const clang::Expr *RHS);
 
   core::InferenceContext inferenceContext() const;
 

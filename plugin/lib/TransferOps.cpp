@@ -362,9 +362,14 @@ Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
     report(std::move(P));
     return Before;
   }
-  if (const TypeAnnotation *A = VD      ? declaredType(VD)
-                                : Field ? TU.Table.typeOf(Field)
-                                        : nullptr) {
+  const TypeAnnotation *A = VD      ? declaredType(VD)
+                            : Field ? TU.Table.typeOf(Field)
+                                    : nullptr;
+  // A parameter rebound to another type (`x = f(x);`) no longer holds the
+  // caller's tensor: updated like an undeclared variable.
+  if (A && VD && isRebindable(VD) && !holdsDeclared(VD, *A))
+    A = nullptr;
+  if (A) {
     Destination D;
     D.Kind = Destination::InPlaceResult;
     D.Mutated = Mutated;

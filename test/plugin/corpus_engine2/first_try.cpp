@@ -9,6 +9,9 @@ namespace F = torch::nn::functional;
 
 // (1) The row-parallel input split in place, as ScaleLLM writes it:
 // `input = scatter(input)` on the parameter whose layout type is R.
+// Learned: a by-value parameter is rebound by an assignment
+// (test/plugin/reassigned_parameters.cpp); it used to be an error that
+// cascaded into the linear and the reduce.
 class RowParallelFirstTryImpl : public torch::nn::Module {
  public:
   RowParallelFirstTryImpl(bool input_is_parallelized, const ParallelArgs& args)
@@ -50,9 +53,10 @@ torch::Tensor vocab_lookup_first_try(
   return reduce_from_tp_region(output, args);
 }
 
-// (3) A parameter reassigned with another rank (`cos = cos.unsqueeze(1)`):
-// the declared rank(2) is kept silently, so the broadcast against the heads
-// looks like one of unknown size.
+// (3) A parameter reassigned with another rank (`cos = cos.unsqueeze(1)`).
+// Learned with (1): the rank follows the assignment; the declared rank(2)
+// used to be kept, so the broadcast against the heads looked like one of
+// unknown size.
 SPMD_TYPE(tp = S(1), spmd::rank(3))
 torch::Tensor rotary_first_try(
     SPMD_TYPE(tp = S(1), spmd::rank(3)) torch::Tensor x,
@@ -66,9 +70,10 @@ torch::Tensor rotary_first_try(
 }
 
 // (4) Structured bindings of the QKV projection, reassigned with the
-// per-head views: the assignments are ignored (the bindings keep the tuple's
-// S(-1), rank 2), so the transpose(-2, -1) of k looks like a move of the
-// shard into the contraction dim.
+// per-head views. Learned: an assignment to a binding updates its type and
+// rank (test/plugin/reassigned_bindings.cpp); it used to be ignored, so the
+// transpose(-2, -1) of k looked like a move of the shard into the
+// contraction dim.
 SPMD_TYPE(tp = S(0), spmd::rank(3))
 torch::Tensor scores_first_try(QKVParallelLinear& qkv_proj,
                                SPMD_TYPE(tp = R, spmd::rank(2)) torch::Tensor x,
@@ -111,7 +116,10 @@ namespace llm {
 
 // (7) ScaleLLM's reduce is in place (`process_group->allreduce(input);
 // return input;`); with the runtime's in-place all_reduce the result is
-// dropped and `input` returned, but the checker keeps `input` a pending sum.
+// dropped and `input` returned. Learned: an options variable set by constant
+// field assignments before the call is read, and an in-place all_reduce
+// updates its input (test/plugin/collective_options_variables.cpp); the
+// checker used to keep `input` a pending sum.
 SPMD_TYPE(tp = R)
 torch::Tensor reduce_in_place_first_try(SPMD_TYPE(tp = P) torch::Tensor input,
                                         const ParallelArgs& args) {
