@@ -42,6 +42,24 @@ bool mayWrite(const ParmVarDecl *P, TypeClassifier &Types) {
   return !T.isConstQualified() && Types.isTracked(T);
 }
 
+/// Whether \p Call is, in \p Body, the value spmd::assert_type states the
+/// type of (`assert_type(grad_of(w), {dp = P})`).
+bool isAsserted(const Stmt *Body, const CallExpr *Call) {
+  if (!Body)
+    return false;
+  if (const auto *CE = dyn_cast<CallExpr>(Body)) {
+    const FunctionDecl *F = CE->getDirectCallee();
+    if (F && isSpmdFunction(F) && F->getIdentifier() &&
+        F->getName() == "assert_type" && CE->getNumArgs() > 0 &&
+        CE->getArg(0)->IgnoreImplicit()->IgnoreParens() == Call)
+      return true;
+  }
+  for (const Stmt *C : Body->children())
+    if (isAsserted(C, Call))
+      return true;
+  return false;
+}
+
 } // namespace
 
 std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
@@ -93,8 +111,11 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
     return std::nullopt; // it only reads: nothing typed comes out
 
   // What strict mode reports here is not reported again where it is used.
+  // A call that only reads and whose result spmd::assert_type types at once
+  // loses nothing (a gradient helper: `assert_type(grad_of(w), {dp = P})`).
   bool Reported = Typed && TU.Opts.Strict &&
-                  TU.Opts.severity(DiagKind::OpaqueCall) != Severity::Ignored;
+                  TU.Opts.severity(DiagKind::OpaqueCall) != Severity::Ignored &&
+                  (!Written.empty() || !isAsserted(FD->getBody(), CE));
   Value Out = Reported ? Value::error() : Value::unknown();
   llvm::SmallVector<const Expr *, 2> Lost;
   for (const Expr *W : Written) {

@@ -125,6 +125,20 @@ void analysed_body(SPMD_TYPE(tp = P) const Tensor& x) {
   auto y = reduce_helper(x);
 }
 
+// A call that only reads, whose result spmd::assert_type types at once (the
+// docs' gradient helper): nothing is lost. Writing a tensor is still
+// reported.
+Tensor grad_of(const Tensor& w);
+void grad_into(Tensor& g, const Tensor& w);
+
+void asserted(SPMD_TYPE(dp = R, tp = V) const Tensor& w) {
+  Tensor g = spmd::assert_type(grad_of(w), {dp = P, tp = V});
+  auto d = spmd::all_reduce(g, dp, P, R);
+  Tensor h = torch::zeros_like(w);
+  grad_into(h, w); // strict-warning {{call of 'grad_into'}}
+  Tensor hh = spmd::assert_type(h, {dp = P, tp = V});
+}
+
 // torch and std functions, tensor methods, untyped arguments.
 void library(SPMD_TYPE(tp = R) const Tensor& x, const Tensor& raw) {
   auto a = torch::relu(x);
