@@ -597,7 +597,9 @@ void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
   if (!Written.empty()) {
     std::string W;
     for (size_t I = 0; I < Written.size(); ++I)
-      W += (I == 0 ? "" : I + 1 == Written.size() ? " and " : ", ") +
+      W += (I == 0                    ? ""
+            : I + 1 == Written.size() ? " and "
+                                      : ", ") +
            Written[I];
     Out.push_back(W + " (which it may write)");
   }
