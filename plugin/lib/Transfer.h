@@ -197,11 +197,11 @@ private:
                                     const clang::FunctionDecl *Callee);
   /// A call of a function the checker cannot see through: no annotation,
   /// no body it analyses, not torch/ATen/c10/std or the runtime's API (a
-  /// kernel declared in a header). The tensors it may write (non-const
-  /// references, by value: tensors share storage) are unknown after it; in
-  /// strict mode a call that passes a tensor of known type, and returns or
-  /// may write a tensor, is reported once (opaque-call), and what it leaves
-  /// unknown is not reported again. Nullopt for other calls
+  /// kernel declared in a header), passed a tensor of known type. The
+  /// tensors it may write (non-const references, by value: tensors share
+  /// storage) are unknown after it; in strict mode, when it returns or may
+  /// write a tensor, the call is reported once (opaque-call), and what it
+  /// leaves unknown is not reported again. Nullopt for other calls
   /// (TransferOpaque.cpp).
   std::optional<Value> evalOpaqueCall(const clang::CallExpr *CE,
                                       const clang::FunctionDecl *Callee);

@@ -75,18 +75,6 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
       if (Types.isTracked(T))
         return std::nullopt;
     }
-  // Seen through: a body the analysis runs on, at the end of a chain of
-  // forwarding functions too (annotated ends are evalForwarded's).
-  const FunctionDecl *F = Callee;
-  for (unsigned Depth = 0; F && Depth < 5; ++Depth) {
-    if (Depth > 0 && isLibraryFunction(F))
-      break;
-    if (TU.isAnnotated(F) || bodyIsAnalysed(TU, F))
-      return std::nullopt;
-    const CallExpr *Inner = forwardedCall(F, Types);
-    F = Inner ? Inner->getDirectCallee() : nullptr;
-  }
-
   llvm::SmallVector<const Expr *, 4> Args;
   argumentsByParameter(CE, Callee, Args);
   const Expr *Typed = nullptr;
@@ -106,14 +94,27 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
     if (mayWrite(Callee->getParamDecl(I), Types))
       Written.push_back(A);
   }
+  // Nothing typed goes in (what it writes is unknown already), or it only
+  // reads: nothing typed comes out.
   bool Returns = Types.isTracked(CE->getType());
-  if (!Returns && Written.empty())
-    return std::nullopt; // it only reads: nothing typed comes out
+  if (!Typed || (!Returns && Written.empty()))
+    return std::nullopt;
+  // Seen through: a body the analysis runs on, at the end of a chain of
+  // forwarding functions too (annotated ends are evalForwarded's).
+  const FunctionDecl *F = Callee;
+  for (unsigned Depth = 0; F && Depth < 5; ++Depth) {
+    if (Depth > 0 && isLibraryFunction(F))
+      break;
+    if (TU.isAnnotated(F) || bodyIsAnalysed(TU, F))
+      return std::nullopt;
+    const CallExpr *Inner = forwardedCall(F, Types);
+    F = Inner ? Inner->getDirectCallee() : nullptr;
+  }
 
   // What strict mode reports here is not reported again where it is used.
   // A call that only reads and whose result spmd::assert_type types at once
   // loses nothing (a gradient helper: `assert_type(grad_of(w), {dp = P})`).
-  bool Reported = Typed && TU.Opts.Strict &&
+  bool Reported = TU.Opts.Strict &&
                   TU.Opts.severity(DiagKind::OpaqueCall) != Severity::Ignored &&
                   (!Written.empty() || !isAsserted(FD->getBody(), CE));
   Value Out = Reported ? Value::error() : Value::unknown();
