@@ -86,6 +86,43 @@ bool mayHoldFunctions(const Stmt *S) {
   return false;
 }
 
+/// Whether \p FD's body touches SPMD: an annotation on it or a parameter,
+/// an annotated declaration or the runtime's API in its body.
+bool isRelevant(TUContext &TU, const FunctionDecl *FD) {
+  if (TU.Table.isAnnotatedFunction(FD))
+    return true;
+  for (const ParmVarDecl *P : FD->parameters())
+    if (TU.Table.typeOf(P))
+      return true;
+  RelevanceFinder F(TU.Table);
+  F.TraverseStmt(FD->getBody());
+  return F.Found;
+}
+
+/// An unannotated function that only passes its parameters on to another
+/// call (a module holder's operator(), a wrapper's forward): its calls are
+/// checked against the callee where they happen, so its body, whose
+/// parameters are untyped, has nothing to add.
+bool isPureForwarder(TUContext &TU, const FunctionDecl *FD) {
+  if (TU.Table.isAnnotatedFunction(FD))
+    return false;
+  const CallExpr *C = forwardedCall(FD, TU.Types);
+  const FunctionDecl *G = C ? C->getDirectCallee() : nullptr;
+  if (!G || isSpmdFunction(G))
+    return false;
+  for (const Expr *A : C->arguments()) {
+    if (!TU.Types.isTracked(A->getType()))
+      continue;
+    const auto *DRE = dyn_cast<DeclRefExpr>(skipTransparent(A, TU.Types));
+    const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
+    const auto *Owner =
+        P ? dyn_cast<FunctionDecl>(P->getDeclContext()) : nullptr;
+    if (!Owner || Owner->getCanonicalDecl() != FD->getCanonicalDecl())
+      return false;
+  }
+  return true;
+}
+
 class TUVisitor : public RecursiveASTVisitor<TUVisitor> {
 public:
   TUVisitor(TUContext &TU, ProblemHandler &Handler)
@@ -135,41 +172,6 @@ public:
   }
 
 private:
-  bool isRelevant(const FunctionDecl *FD) const {
-    if (TU.Table.isAnnotatedFunction(FD))
-      return true;
-    for (const ParmVarDecl *P : FD->parameters())
-      if (TU.Table.typeOf(P))
-        return true;
-    RelevanceFinder F(TU.Table);
-    F.TraverseStmt(FD->getBody());
-    return F.Found;
-  }
-
-  /// An unannotated function that only passes its parameters on to another
-  /// call (a module holder's operator(), a wrapper's forward): its calls are
-  /// checked against the callee where they happen, so its body, whose
-  /// parameters are untyped, has nothing to add.
-  bool isPureForwarder(const FunctionDecl *FD) const {
-    if (TU.Table.isAnnotatedFunction(FD))
-      return false;
-    const CallExpr *C = forwardedCall(FD, TU.Types);
-    const FunctionDecl *G = C ? C->getDirectCallee() : nullptr;
-    if (!G || isSpmdFunction(G))
-      return false;
-    for (const Expr *A : C->arguments()) {
-      if (!TU.Types.isTracked(A->getType()))
-        continue;
-      const auto *DRE = dyn_cast<DeclRefExpr>(skipTransparent(A, TU.Types));
-      const auto *P = DRE ? dyn_cast<ParmVarDecl>(DRE->getDecl()) : nullptr;
-      const auto *Owner =
-          P ? dyn_cast<FunctionDecl>(P->getDeclContext()) : nullptr;
-      if (!Owner || Owner->getCanonicalDecl() != FD->getCanonicalDecl())
-        return false;
-    }
-    return true;
-  }
-
   void analyze(const FunctionDecl *FD) {
     if (!FD->doesThisDeclarationHaveABody() || FD->isDependentContext() ||
         FD->isInvalidDecl() || FD->isDefaulted() || FD->isDeleted() ||
@@ -184,7 +186,8 @@ private:
       return;
     }
     ++TU.FunctionsSeen;
-    if (TU.Table.isUnchecked(FD) || !isRelevant(FD) || isPureForwarder(FD))
+    if (TU.Table.isUnchecked(FD) || !isRelevant(TU, FD) ||
+        isPureForwarder(TU, FD))
       return;
     ++TU.FunctionsAnalyzed;
     analyzeFunction(TU, FD, Handler);
@@ -226,6 +229,23 @@ private:
 };
 
 } // namespace
+
+bool bodyIsAnalysed(TUContext &TU, const FunctionDecl *FD) {
+  if (auto It = TU.AnalysedBodies.find(FD); It != TU.AnalysedBodies.end())
+    return It->second;
+  // The conditions of TUVisitor::analyze (and TraverseDecl's system
+  // headers), for the definition this declaration has, if any.
+  const FunctionDecl *Def = nullptr;
+  bool R = FD->hasBody(Def) && Def && Def->getBody() &&
+           !Def->isDependentContext() && !Def->isInvalidDecl() &&
+           !Def->isDefaulted() && !Def->isDeleted() &&
+           (TU.Opts.AnalyzeSystemHeaders || Def->getLocation().isInvalid() ||
+            !TU.Ctx.getSourceManager().isInSystemHeader(Def->getLocation())) &&
+           !TU.Table.isUnchecked(Def) && isRelevant(TU, Def) &&
+           !isPureForwarder(TU, Def);
+  TU.AnalysedBodies[FD] = R;
+  return R;
+}
 
 void analyzeTranslationUnit(TUContext &TU, ProblemHandler &Handler) {
   TUVisitor V(TU, Handler);

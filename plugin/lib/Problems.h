@@ -50,6 +50,9 @@ enum class ProblemCode : uint8_t {
   UnknownUse,        ///< strict mode: a value of unknown type is used
   UnknownShard,      ///< strict global mode: a V whose shard dim (or rank)
                      ///< is unknown is used where the dim matters
+  OpaqueCall,        ///< strict mode: a tensor of known type (Subject) passed
+                     ///< to a function the checker cannot see through
+                     ///< (Dest.Callee, parameter Dest.ParamIndex)
 };
 
 /// A type on an axis and where it came from; Operand is the expression
@@ -143,6 +146,13 @@ struct Problem {
   llvm::SmallVector<AxisId, 3> ActualOrder;
   const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
   core::TensorType Type; ///< MissingMeshAxis: the axes the operand has
+  /// OpaqueCall: Subject's known type per axis (S(k) with its dim where
+  /// known) and rank (-1: unknown), for the annotation the note suggests;
+  /// the undeclared variables the callee may write (non-const references,
+  /// by value), unknown after the call.
+  llvm::SmallVector<std::pair<AxisId, PerAxisType>, 2> SubjectType;
+  int SubjectRank = -1;
+  llvm::SmallVector<const clang::Expr *, 2> Written;
   /// Found while analysing a body in one layout of its flags only
   /// ([[spmd::when]]): each flag and its value there.
   llvm::SmallVector<std::pair<const clang::FieldDecl *, bool>, 2> Layout;

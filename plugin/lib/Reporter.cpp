@@ -237,6 +237,9 @@ void Reporter::handle(Problem P) {
   case ProblemCode::RawC10d:
     renderRawC10d(P, D);
     break;
+  case ProblemCode::OpaqueCall:
+    renderOpaqueCall(P, D);
+    break;
   case ProblemCode::PathConflict:
   case ProblemCode::UnknownUse:
   case ProblemCode::UnknownShard:
@@ -570,6 +573,60 @@ void Reporter::renderRawC10d(const Problem &P, Pending &D) {
                          "(x, <axis>, src, dst), which states the axis and "
                          "the types",
                      {}});
+}
+
+void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
+  const FunctionDecl *Callee = P.Dest.Callee;
+  std::string Name = "'" + Callee->getQualifiedNameAsString() + "'";
+  std::string Type, Annotation;
+  for (const auto &[A, T] : P.SubjectType) {
+    Type += (Type.empty() ? "" : ", ") + axisName(A) + ": " + typeStr(T);
+    Annotation +=
+        (Annotation.empty() ? "" : ", ") + axisName(A) + " = " + typeStr(T);
+  }
+  if (P.SubjectRank >= 0)
+    Annotation += ", spmd::rank(" + std::to_string(P.SubjectRank) + ")";
+  // What is unknown after the call: its result, the tensors it may write.
+  std::vector<std::string> Out;
+  if (TU.Types.isTracked(P.Call->getType()))
+    Out.push_back("its result");
+  std::vector<std::string> Written;
+  for (const Expr *W : P.Written)
+    if (std::string N = describe(W); !llvm::is_contained(Written, N))
+      Written.push_back(N);
+  if (!Written.empty()) {
+    std::string W;
+    for (size_t I = 0; I < Written.size(); ++I)
+      W += (I == 0                    ? ""
+            : I + 1 == Written.size() ? " and "
+                                      : ", ") +
+           Written[I];
+    Out.push_back(W + " (which it may write)");
+  }
+  std::string Lost;
+  if (!Out.empty())
+    Lost = ", and " + (Out.size() == 2 ? Out[0] + " and " + Out[1] : Out[0]) +
+           (Out.size() == 2 || Written.size() > 1 ? " are" : " is") +
+           " unknown after the call";
+  D.Text = "call of " + Name +
+           ", which has no SPMD annotation and no body the checker analyses, "
+           "with " +
+           describe(P.Subject) + " of type {" + Type +
+           "}: the types it expects are not checked" + Lost +
+           "; annotate its declaration with [[spmd::type(...)]]";
+  const ParmVarDecl *Param = P.Dest.ParamIndex < Callee->getNumParams()
+                                 ? Callee->getParamDecl(P.Dest.ParamIndex)
+                                 : nullptr;
+  std::string ParamText = "SPMD_TYPE(" + Annotation + ")";
+  if (Param && Param->getIdentifier())
+    ParamText += " on parameter '" + Param->getNameAsString() + "'";
+  D.Notes.push_back(
+      {Param ? Param->getLocation() : Callee->getLocation(),
+       "annotate the tensor parameters (and the result) of " + Name +
+           " with the types it expects, e.g. " + ParamText +
+           " for the type passed here; or call it from a wrapper marked "
+           "SPMD_UNCHECKED whose parameters and result carry SPMD_TYPE(...)",
+       {}});
 }
 
 /// Path conflicts and unknown values: the first use in a function only.

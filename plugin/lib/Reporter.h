@@ -63,6 +63,7 @@ private:
   void renderMismatch(const Problem &P, Pending &D);
   void renderAssert(const Problem &P, Pending &D);
   void renderRawC10d(const Problem &P, Pending &D);
+  void renderOpaqueCall(const Problem &P, Pending &D);
   bool renderUse(const Problem &P, Pending &D);
 
   void addCoreAdvice(const core::TypeError &E, Pending &D);

@@ -427,6 +427,8 @@ Value Transfer::evalCall(const CallExpr *CE) {
     return evalUserCall(CE, Callee);
   if (std::optional<Value> V = evalForwarded(CE, Callee))
     return *V;
+  if (std::optional<Value> V = evalOpaqueCall(CE, Callee))
+    return *V;
   return evalOrdinaryOp(CE, Callee);
 }
 

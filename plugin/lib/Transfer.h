@@ -77,6 +77,9 @@ struct TUContext {
   /// analysed so far (the regions themselves are analysed last).
   llvm::DenseMap<const clang::FunctionDecl *, std::vector<Value>>
       InferredInputs;
+  /// Whether the checker analyses a function's body, by declaration
+  /// (bodyIsAnalysed, cached).
+  llvm::DenseMap<const clang::FunctionDecl *, bool> AnalysedBodies;
   /// Statistics: function bodies seen, analysed, CFG blocks, block visits.
   unsigned FunctionsSeen = 0, FunctionsAnalyzed = 0, Blocks = 0, Visits = 0;
 
@@ -103,6 +106,12 @@ struct TUContext {
     return It->second;
   }
 };
+
+/// Whether the analysis runs on \p FD's body: it has one in this
+/// translation unit, and the body touches SPMD (annotations, the runtime's
+/// API), is not [[spmd::unchecked]] and does more than pass its parameters
+/// on (Checker.cpp; cached in TUContext::AnalysedBodies).
+bool bodyIsAnalysed(TUContext &TU, const clang::FunctionDecl *FD);
 
 /// The transfer functions for one function body.
 class Transfer {
@@ -186,6 +195,16 @@ private:
   /// loss.backward() (TransferAutograd.cpp); nullopt for other calls.
   std::optional<Value> evalAutograd(const clang::CallExpr *CE,
                                     const clang::FunctionDecl *Callee);
+  /// A call of a function the checker cannot see through: no annotation,
+  /// no body it analyses, not torch/ATen/c10/std or the runtime's API (a
+  /// kernel declared in a header), passed a tensor of known type. The
+  /// tensors it may write (non-const references, by value: tensors share
+  /// storage) are unknown after it; in strict mode, when it returns or may
+  /// write a tensor, the call is reported once (opaque-call), and what it
+  /// leaves unknown is not reported again. Nullopt for other calls
+  /// (TransferOpaque.cpp).
+  std::optional<Value> evalOpaqueCall(const clang::CallExpr *CE,
+                                      const clang::FunctionDecl *Callee);
   /// A call (a CallExpr or a constructor's CXXConstructExpr) checked and
   /// typed against \p Callee's annotations, with the tensor arguments \p Args
   /// by parameter index (null: not a tracked value, or nothing to check).

@@ -25,7 +25,8 @@ Tensor unknown_is_still_reported(SPMD_TYPE(tp = V) const Tensor& w, const Tensor
 // One path from an error, one clean: silenced (the error was reported).
 SPMD_TYPE(tp = R)
 Tensor joined_paths(SPMD_TYPE(tp = I) const Tensor& b, SPMD_TYPE(tp = V) const Tensor& v, bool c) { // strict-note {{'b' has type I}} strict-note {{'v' has type V}} global-note {{'b' has type I}} global-note {{'v' has type V}}
-  Tensor t = opaque(v);
+  Tensor t = opaque(v); // strict-warning {{call of 'opaque', which has no SPMD annotation}} global-warning {{call of 'opaque'}}
+  // strict-note@Inputs/prelude.h:16 {{annotate the tensor parameters (and the result) of 'opaque'}} global-note@Inputs/prelude.h:16 {{annotate the tensor parameters}}
   if (c)
     t = v + b; // strict-error {{operator+: Invariant type on axis tp cannot mix}} strict-note {{insert spmd::convert}} global-error {{cannot mix}} global-note {{insert spmd::convert}}
   return spmd::all_reduce(t, tp, P, R);

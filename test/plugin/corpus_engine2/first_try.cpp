@@ -133,3 +133,25 @@ torch::Tensor reduce_in_place_first_try(SPMD_TYPE(tp = P) torch::Tensor input,
 }
 
 }  // namespace llm
+
+namespace llm {
+
+// (8) The flash-attention kernel declared as its library ships it, without
+// SPMD types: the call checks nothing and `out` is unknown after it; strict
+// mode reports the call (opaque-call). kernels.cpp annotates the
+// declaration.
+void flash_attn_first_try(const torch::Tensor& q, const torch::Tensor& k,
+                          const torch::Tensor& v, torch::Tensor& out,
+                          float scale);
+
+SPMD_TYPE(tp = S(1), spmd::rank(3))
+torch::Tensor attention_first_try(
+    SPMD_TYPE(tp = S(1), spmd::rank(3)) const torch::Tensor& q,
+    SPMD_TYPE(tp = S(1), spmd::rank(3)) const torch::Tensor& k,
+    SPMD_TYPE(tp = S(1), spmd::rank(3)) const torch::Tensor& v, float scale) {
+  auto out = torch::zeros_like(q);
+  flash_attn_first_try(q, k, v, out, scale);
+  return out;
+}
+
+}  // namespace llm

@@ -6,10 +6,14 @@
 namespace llm {
 
 /// The varlen flash-attention kernel (CUDA, another library): writes
-/// softmax(q k^T * scale) v into `out`, head by head.
-void flash_attn_varlen_fwd(const torch::Tensor& q, const torch::Tensor& k,
-                           const torch::Tensor& v, torch::Tensor& out,
-                           float scale);
+/// softmax(q k^T * scale) v into `out`, head by head. Annotated here because
+/// strict mode reported its call (opaque-call): the library ships it
+/// without types (first_try.cpp (8) keeps that form).
+void flash_attn_varlen_fwd(
+    SPMD_TYPE(tp = S(1), spmd::rank(3)) const torch::Tensor& q,
+    SPMD_TYPE(tp = S(1), spmd::rank(3)) const torch::Tensor& k,
+    SPMD_TYPE(tp = S(1), spmd::rank(3)) const torch::Tensor& v,
+    SPMD_TYPE(tp = S(1), spmd::rank(3)) torch::Tensor& out, float scale);
 
 /// Runs attention on this rank's heads.
 class AttentionHandler {

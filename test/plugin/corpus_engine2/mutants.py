@@ -375,8 +375,10 @@ MUTANTS = [
     dict(id="kernel_gets_gathered_k", file="kernels.cpp",
          original="""    flash_attn_varlen_fwd(q, k, v, output, scale_);""",
          replacement="""    flash_attn_varlen_fwd(q, spmd::all_gather(k, tp, S(1), R), v, output, scale_);""",
-         desc="the same, one level down: at the unannotated CUDA kernel",
-         typeable=True, expected="missed"),
+         desc="the same, one level down: at the CUDA kernel (missed while "
+              "its declaration had no types; strict mode's opaque-call made "
+              "the user annotate it)",
+         typeable=True, expected="caught"),
     dict(id="handler_output_gathered", file="kernels.cpp",
          original="""  auto output = torch::zeros_like(q);""",
          replacement="""  auto output = torch::zeros_like(spmd::all_gather(q, tp, S(1), R));""",
@@ -395,6 +397,7 @@ EXPECTED_FALSE_ALARMS = [
 EXPAND = "expand with non-constant sizes"
 ANNOTATED_V = "dp = V reduced by all_reduce(P)"
 EMPTY_RESET = "annotated field reset to an undefined tensor"
+OPAQUE_KERNEL = "unannotated kernel called (opaque-call)"
 
 IDIOMS = [
     ("first_try.cpp", "k.unsqueeze(2)", EXPAND),
@@ -404,10 +407,13 @@ IDIOMS = [
     # the annotated cache fields (an undefined tensor has no type to give;
     # `= {}` and `torch::Tensor{}` are the same).
     ("model.cpp", "_cache_ = torch::Tensor();", EMPTY_RESET),
+    ("first_try.cpp", "flash_attn_first_try(q, k, v, out, scale);",
+     OPAQUE_KERNEL),
 ]
 
 EXPECTED_UNKNOWNS = {
     EXPAND: 1,
     ANNOTATED_V: 1,
     EMPTY_RESET: 2,
+    OPAQUE_KERNEL: 1,
 }

@@ -1,0 +1,157 @@
+//===- TransferOpaque.cpp - calls the checker cannot see through ----------===//
+//
+// A call of a function without SPMD annotations and without a body the
+// analysis runs on (a CUDA kernel declared in a header, a helper defined in
+// another translation unit) checks nothing and types nothing. Strict mode
+// promises that every type that matters is known or reported, so such a call
+// that takes a tensor of known type and returns or may write a tensor is
+// reported (kind opaque-call), and the tensors it may write are unknown after
+// it in every mode (docs/plugin.md "Strict mode").
+//
+//===----------------------------------------------------------------------===//
+
+#include "Transfer.h"
+
+using namespace clang;
+
+namespace spmd::plugin {
+
+namespace {
+
+/// Functions of the libraries the checker models (or that cannot change a
+/// tensor's SPMD type): torch/ATen/c10, the standard library, the runtime's
+/// API, compiler builtins.
+bool isLibraryFunction(const FunctionDecl *FD) {
+  if (FD->getBuiltinID())
+    return true;
+  for (llvm::StringRef NS : {"std", "at", "torch", "c10", "spmd", "__gnu_cxx"})
+    if (isInTopNamespace(FD, NS))
+      return true;
+  return false;
+}
+
+/// Whether the callee may write the tensors bound to \p P: a non-const
+/// reference to a tensor (or a container of tensors), or one passed by
+/// non-const value (libtorch tensors share their storage). A const reference
+/// is read-only by convention: libtorch's in-place methods are const, but a
+/// kernel's outputs are non-const `Tensor&`, as ATen's out= arguments are.
+bool mayWrite(const ParmVarDecl *P, TypeClassifier &Types) {
+  QualType T = P->getType();
+  if (const auto *R = T->getAs<ReferenceType>())
+    T = R->getPointeeType();
+  return !T.isConstQualified() && Types.isTracked(T);
+}
+
+/// Whether \p Call is, in \p Body, the value spmd::assert_type states the
+/// type of (`assert_type(grad_of(w), {dp = P})`).
+bool isAsserted(const Stmt *Body, const CallExpr *Call) {
+  if (!Body)
+    return false;
+  if (const auto *CE = dyn_cast<CallExpr>(Body)) {
+    const FunctionDecl *F = CE->getDirectCallee();
+    if (F && isSpmdFunction(F) && F->getIdentifier() &&
+        F->getName() == "assert_type" && CE->getNumArgs() > 0 &&
+        CE->getArg(0)->IgnoreImplicit()->IgnoreParens() == Call)
+      return true;
+  }
+  for (const Stmt *C : Body->children())
+    if (isAsserted(C, Call))
+      return true;
+  return false;
+}
+
+} // namespace
+
+std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
+                                              const FunctionDecl *Callee) {
+  if (isLibraryFunction(Callee))
+    return std::nullopt;
+  // A method of a tensor (or of a container of tensors) is an ordinary op.
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE))
+    if (const Expr *Obj = MC->getImplicitObjectArgument()) {
+      QualType T = Obj->getType();
+      if (T->isPointerType())
+        T = T->getPointeeType();
+      if (Types.isTracked(T))
+        return std::nullopt;
+    }
+  llvm::SmallVector<const Expr *, 4> Args;
+  argumentsByParameter(CE, Callee, Args);
+  const Expr *Typed = nullptr;
+  unsigned TypedIndex = 0;
+  llvm::SmallVector<const Expr *, 2> Written;
+  for (unsigned I = 0; I < Args.size(); ++I) {
+    const Expr *A = Args[I];
+    if (!A || isa<CXXDefaultArgExpr>(A) || isEmptyOptional(A, Types))
+      continue;
+    A = seeThroughOptional(A, Types);
+    if (!Types.isTracked(A->getType()))
+      continue;
+    if (!Typed && eval(A).hasKnownAxis()) {
+      Typed = A;
+      TypedIndex = I;
+    }
+    if (mayWrite(Callee->getParamDecl(I), Types))
+      Written.push_back(A);
+  }
+  // Nothing typed goes in (what it writes is unknown already), or it only
+  // reads: nothing typed comes out.
+  bool Returns = Types.isTracked(CE->getType());
+  if (!Typed || (!Returns && Written.empty()))
+    return std::nullopt;
+  // Seen through: a body the analysis runs on, at the end of a chain of
+  // forwarding functions too (annotated ends are evalForwarded's).
+  const FunctionDecl *F = Callee;
+  for (unsigned Depth = 0; F && Depth < 5; ++Depth) {
+    if (Depth > 0 && isLibraryFunction(F))
+      break;
+    if (TU.isAnnotated(F) || bodyIsAnalysed(TU, F))
+      return std::nullopt;
+    const CallExpr *Inner = forwardedCall(F, Types);
+    F = Inner ? Inner->getDirectCallee() : nullptr;
+  }
+
+  // What strict mode reports here is not reported again where it is used.
+  // A call that only reads and whose result spmd::assert_type types at once
+  // loses nothing (a gradient helper: `assert_type(grad_of(w), {dp = P})`).
+  bool Reported = TU.Opts.Strict &&
+                  TU.Opts.severity(DiagKind::OpaqueCall) != Severity::Ignored &&
+                  (!Written.empty() || !isAsserted(FD->getBody(), CE));
+  Value Out = Reported ? Value::error() : Value::unknown();
+  llvm::SmallVector<const Expr *, 2> Lost;
+  for (const Expr *W : Written) {
+    LValue L = lvalueOf(W);
+    // A declared variable keeps its declared type, as on any assignment.
+    if (L.Var && !declaredType(L.Var) && Types.isTracked(L.Var->getType())) {
+      setVar(L.Var, Out);
+      Lost.push_back(W);
+    }
+  }
+  if (Reported && reporting(DiagKind::OpaqueCall)) {
+    const Value &V = eval(Typed);
+    Problem P;
+    P.Kind = DiagKind::OpaqueCall;
+    P.Code = ProblemCode::OpaqueCall;
+    P.Loc = CE->getExprLoc();
+    P.Range = CE->getSourceRange();
+    P.Subject = Typed;
+    P.Call = CE;
+    P.Dest.Kind = Destination::Argument;
+    P.Dest.Callee = Callee;
+    P.Dest.ParamIndex = TypedIndex;
+    for (const auto &[A, Fact] : V.axes()) {
+      std::optional<PerAxisType> K = Fact.knownType();
+      if (!K)
+        continue;
+      std::optional<int> D = Fact.shardDim();
+      P.SubjectType.push_back(
+          {A, K->kind == TypeKind::Varying && D ? types::S(*D) : *K});
+    }
+    P.SubjectRank = V.rank().value_or(-1);
+    P.Written = Lost;
+    report(std::move(P));
+  }
+  return Returns ? Out : Value::unknown();
+}
+
+} // namespace spmd::plugin

@@ -1,0 +1,148 @@
+// Calls the checker cannot see through (docs/plugin.md "Strict mode"): a
+// function with no SPMD annotation and no body the checker analyses (a
+// kernel declared in a header). In strict mode a call that passes a tensor of
+// known type and returns or may write a tensor is reported once, at the call
+// (opaque-call); in every mode the tensors it may write (non-const
+// references, by value) are unknown after it, and strict mode does not
+// report them again. Not reported: annotated callees, bodies the checker
+// analyses, torch/std functions, calls that only read, untyped arguments.
+// RUN-PLUGIN: -Xclang -verify=strict,both -Xclang -verify-ignore-unexpected=note -fplugin-arg-spmd-check-strict
+// RUN-PLUGIN: -Xclang -verify=strict,both,global -Xclang -verify-ignore-unexpected=note -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-global
+// RUN-PLUGIN: -Xclang -verify=both -Xclang -verify-ignore-unexpected=note
+#include "Inputs/prelude.h"
+
+#include <utility>
+
+// Kernels of another library: only declared.
+void attn_kernel(Tensor& out, const Tensor& q, const Tensor& k);
+void attn_by_value(Tensor out, const Tensor& q);
+Tensor rms_kernel(const Tensor& x); // #rms
+void read_only(const Tensor& out, const Tensor& x);
+void log_tensor(const Tensor& x);
+int64_t count_nonzero(const Tensor& x);
+
+// --- fires in strict mode, once per call -----------------------------------
+
+SPMD_TYPE(tp = R)
+Tensor written(SPMD_TYPE(tp = R) const Tensor& q,
+               SPMD_TYPE(tp = R) const Tensor& k) {
+  auto out = torch::zeros_like(q);
+  attn_kernel(out, q, k); // strict-warning {{call of 'attn_kernel', which has no SPMD annotation and no body the checker analyses, with 'out' of type {tp: R}: the types it expects are not checked, and 'out' (which it may write) is unknown after the call; annotate its declaration with [[spmd::type(...)]]}}
+  return out; // unknown now: no stale R, and no second report
+}
+
+// Without the call, the stale type would be a false alarm: the kernel turns
+// the buffer into this rank's partial sum.
+SPMD_TYPE(tp = P)
+Tensor stale(SPMD_TYPE(tp = V) const Tensor& q, SPMD_TYPE(tp = V) const Tensor& k) {
+  auto out = torch::zeros_like(q);
+  attn_kernel(out, q, k); // strict-warning {{call of 'attn_kernel'}}
+  return out;
+}
+
+SPMD_TYPE(tp = R)
+Tensor by_value(SPMD_TYPE(tp = R) const Tensor& q) {
+  Tensor out = torch::zeros_like(q);
+  attn_by_value(out, q); // strict-warning {{'out' (which it may write) is unknown after the call}}
+  return out;
+}
+
+SPMD_TYPE(tp = R)
+Tensor result(SPMD_TYPE(tp = R) const Tensor& x) {
+  auto y = rms_kernel(x); // strict-warning {{call of 'rms_kernel', which has no SPMD annotation and no body the checker analyses, with 'x' of type {tp: R}: the types it expects are not checked, and its result is unknown after the call}}
+  auto z = rms_kernel(x); // strict-warning {{call of 'rms_kernel'}}
+  return y + z;           // reported at the calls already
+}
+
+// Global mode names the shard dim and the rank in the suggested annotation.
+SPMD_TYPE(tp = S(0))
+Tensor sharded(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& x) {
+  return rms_kernel(x); // strict-warning {{call of 'rms_kernel'}} global-note@#rms {{e.g. SPMD_TYPE(tp = S(0), spmd::rank(2)) on parameter 'x' for the type passed here}}
+}
+
+// A declared variable keeps its declared type (as on any assignment): the
+// call is reported, the variable is not said to become unknown.
+void declared_out(SPMD_TYPE(tp = V) const Tensor& q, SPMD_TYPE(tp = V) const Tensor& k) {
+  SPMD_TYPE(tp = V) Tensor out = torch::zeros_like(q);
+  attn_kernel(out, q, k); // strict-warning {{with 'out' of type {tp: V}: the types it expects are not checked; annotate its declaration}}
+}
+
+// A helper whose body is there but does nothing SPMD is not analysed either.
+Tensor plain_helper(const Tensor& x) {
+  auto h = x * 2;
+  return h.relu();
+}
+
+void uses_plain(SPMD_TYPE(tp = R) const Tensor& x) {
+  auto y = plain_helper(x); // strict-warning {{call of 'plain_helper'}}
+  auto z = y + x;
+}
+
+// --- a const reference is read: the fact is kept ---------------------------
+
+SPMD_TYPE(tp = R)
+Tensor kept(SPMD_TYPE(tp = V) const Tensor& x) {
+  auto out = torch::zeros_like(x);
+  read_only(out, x); // reads only, returns nothing: not reported
+  log_tensor(x);
+  int64_t n = count_nonzero(x);
+  return out; // both-error {{returned value has type V on axis 'tp', but 'kept' is declared to return R there}}
+}
+
+// --- must not fire ------------------------------------------------------------
+
+// Annotated kernels: the arguments are checked instead.
+void attn_annotated(SPMD_TYPE(tp = V) Tensor& out, SPMD_TYPE(tp = V) const Tensor& q);
+
+void annotated(SPMD_TYPE(tp = V) const Tensor& q, SPMD_TYPE(tp = R) const Tensor& r) {
+  auto out = torch::zeros_like(q);
+  attn_annotated(out, q);
+  attn_annotated(out, r); // both-error {{argument 'r' of 'attn_annotated' has type R on axis 'tp', but parameter 'q' is declared V there}}
+}
+
+// The documented fix: a wrapper marked SPMD_UNCHECKED whose types are
+// declared (its body, calling the kernel, is not analysed).
+SPMD_UNCHECKED
+SPMD_TYPE(tp = V)
+Tensor attention(SPMD_TYPE(tp = V) const Tensor& q, SPMD_TYPE(tp = V) const Tensor& k) {
+  auto out = torch::zeros_like(q);
+  attn_kernel(out, q, k);
+  return out;
+}
+
+SPMD_TYPE(tp = V)
+Tensor through_wrapper(SPMD_TYPE(tp = V) const Tensor& q, SPMD_TYPE(tp = V) const Tensor& k) {
+  return attention(q, k);
+}
+
+// A body the checker analyses: its own parameters are what strict mode
+// reports, inside it.
+Tensor reduce_helper(const Tensor& x) {
+  return spmd::all_reduce(x, tp, P, R); // strict-warning {{'x' has an unknown SPMD type}}
+}
+
+void analysed_body(SPMD_TYPE(tp = P) const Tensor& x) {
+  auto y = reduce_helper(x);
+}
+
+// A call that only reads, whose result spmd::assert_type types at once (the
+// docs' gradient helper): nothing is lost. Writing a tensor is still
+// reported.
+Tensor grad_of(const Tensor& w);
+void grad_into(Tensor& g, const Tensor& w);
+
+void asserted(SPMD_TYPE(dp = R, tp = V) const Tensor& w) {
+  Tensor g = spmd::assert_type(grad_of(w), {dp = P, tp = V});
+  auto d = spmd::all_reduce(g, dp, P, R);
+  Tensor h = torch::zeros_like(w);
+  grad_into(h, w); // strict-warning {{call of 'grad_into'}}
+  Tensor hh = spmd::assert_type(h, {dp = P, tp = V});
+}
+
+// torch and std functions, tensor methods, untyped arguments.
+void library(SPMD_TYPE(tp = R) const Tensor& x, const Tensor& raw) {
+  auto a = torch::relu(x);
+  auto b = std::move(a);
+  auto c = x.clone();
+  auto d = rms_kernel(raw); // nothing typed goes in
+}
