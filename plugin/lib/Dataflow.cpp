@@ -241,6 +241,10 @@ void analyzeOnce(TUContext &TU, const FunctionDecl *FD, const CFG &Cfg,
   FactArena Arena;
   Transfer T(TU, FD, Arena);
   T.setLayout(L);
+  unsigned Elements = 0;
+  for (const CFGBlock *B : Cfg)
+    Elements += B->size();
+  T.reserveMemo(Elements);
   DeadEdges Dead(Cfg.getNumBlockIDs());
   if (L)
     for (const CFGBlock *B : Cfg)

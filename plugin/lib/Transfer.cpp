@@ -249,9 +249,11 @@ const Value &Transfer::eval(const Expr *E) {
   }
   if (Entry->Visit == MemoVisit && Entry->V)
     return *Entry->V;
-  Value V = evalUncached(E); // may grow Memo: Entry is stale
+  unsigned Entries = Memo.size();
+  Value V = evalUncached(E); // may grow Memo: then Entry is stale
   const Value *P = V == Unknown ? &Unknown : Arena.value(std::move(V));
-  Entry = &Memo[E];
+  if (Memo.size() != Entries) // only an insertion moves the entries
+    Entry = &Memo[E];
   Entry->Visit = MemoVisit;
   Entry->V = P;
   return *P;

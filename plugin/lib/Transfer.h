@@ -116,6 +116,9 @@ public:
   std::optional<bool> layoutCondition(const clang::Expr *Cond);
   /// The facts at entry: the declared types of the parameters.
   FactMap entryState();
+  /// Makes room in the expression memo for \p N expressions (the CFG's
+  /// elements), so that it does not grow step by step while it fills.
+  void reserveMemo(unsigned N) { Memo.reserve(N); }
   /// Interprets block \p B from \p In; problems go to \p H when it is not
   /// null (the reporting pass). \p SizeOne: the axes that have one rank on
   /// every path to the block (nothing is reported on them there).
