@@ -229,12 +229,16 @@ private:
 
   // Operands of an ordinary op.
   struct OperandSource {
+    OperandSource(const clang::Expr *E, const Value &V) : E(E), V(V) {}
     const clang::Expr *E; ///< null for a scalar
     Value V;
   };
+  /// The operands of one op: on the stack for the usual few (no allocation
+  /// per op).
   struct Operands {
-    std::vector<core::Operand> Core;    // types left empty: see coreOperands
-    std::vector<OperandSource> Sources; // parallel to Core
+    llvm::SmallVector<core::Operand, 4> Core; // types left empty: see
+                                              // coreOperands
+    llvm::SmallVector<OperandSource, 4> Sources; // parallel to Core
   };
   /// Global mode: keeps the "unmasked rows" mark of a vocab-parallel
   /// lookup (AxisFact::UnmaskedRows) on an op's V result, unless the op is

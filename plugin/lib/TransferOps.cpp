@@ -32,7 +32,8 @@ const Expr *mutatedOperand(const Expr *Receiver,
 /// A tensor operand. Conflicts and unknowns are reported at the use; a
 /// conflicting axis then counts as unknown.
 void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
-  Value V = eval(E);
+  // The value is copied once, into its place in the list.
+  const Value &V = Ops.Sources.emplace_back(E, eval(E)).V;
   if (H)
     for (const auto &[Axis, F] : V.axes())
       if (F.isConflict())
@@ -45,13 +46,12 @@ void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
   if (V.hasKnownAxis() || !V.isOpen())
     T.emplace();
   Ops.Core.push_back(core::Operand::tensor(std::move(T), Pos));
-  Ops.Sources.push_back({E, std::move(V)});
 }
 
 /// Ops.Core with each tensor operand's known axis types filled in from its
 /// value (addTensorOperand leaves them empty).
 std::vector<core::Operand> Transfer::coreOperands(const Operands &Ops) const {
-  std::vector<core::Operand> Core = Ops.Core;
+  std::vector<core::Operand> Core(Ops.Core.begin(), Ops.Core.end());
   for (size_t I = 0; I < Core.size(); ++I)
     if (Core[I].kind == core::Operand::Kind::Tensor && Core[I].type &&
         Ops.Sources[I].E)
@@ -101,8 +101,6 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
     return Value::unknown(); // sizes, item, comparisons to bool, ...
 
   Operands Ops;
-  Ops.Core.reserve(Args.size() + 1);
-  Ops.Sources.reserve(Args.size() + 1);
   int Pos = 0;
   if (Receiver)
     addTensorOperand(Ops, Receiver, Pos++);
