@@ -236,9 +236,9 @@ private:
   /// The operands of one op: on the stack for the usual few (no allocation
   /// per op).
   struct Operands {
-    llvm::SmallVector<core::Operand, 4> Core; // types left empty: see
-                                              // coreOperands
-    llvm::SmallVector<OperandSource, 4> Sources; // parallel to Core
+    /// Types left empty: see coreOperands.
+    llvm::SmallVector<core::Operand, 4> Core;
+    llvm::SmallVector<OperandSource, 4> Sources; ///< parallel to Core
   };
   /// Global mode: keeps the "unmasked rows" mark of a vocab-parallel
   /// lookup (AxisFact::UnmaskedRows) on an op's V result, unless the op is
