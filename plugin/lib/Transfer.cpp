@@ -39,7 +39,14 @@ core::InferenceContext Transfer::inferenceContext() const {
 //===----------------------------------------------------------------------===//
 
 Value Transfer::declared(const TypeAnnotation &A, Origin O) {
-  Value V = Value::closed();
+  // The same few annotations are read over and over (a parameter at each
+  // use): built once per origin.
+  auto [It, New] = DeclaredValues.try_emplace(
+      {&A, uint64_t(O.Loc.getRawEncoding()) << 8 | unsigned(O.Kind)});
+  if (!New)
+    return It->second;
+  Value &V = It->second;
+  V = Value::closed();
   for (const AxisEntry &E : A.Entries)
     V.set(axis(E.Axis),
           AxisFact::known(globalAxis(E.Axis) ? E.Type : E.Type.local(), O,
@@ -59,6 +66,7 @@ core::TensorType Transfer::knownPart(const Value &V) const {
 
 void Transfer::setLayout(const Layout *L) {
   CurLayout = L;
+  DeclaredTypes.clear();
   Result = L ? TU.Layouts.typeIn(FD, -1, *L) : TU.Table.resultOf(FD);
 }
 
@@ -69,12 +77,17 @@ std::optional<bool> Transfer::layoutCondition(const Expr *Cond) {
 }
 
 const TypeAnnotation *Transfer::declaredType(const ValueDecl *D) {
-  if (CurLayout)
-    if (const auto *P = dyn_cast<ParmVarDecl>(D))
-      if (P->getDeclContext() == FD)
-        return TU.Layouts.typeIn(FD, int(P->getFunctionScopeIndex()),
-                                 *CurLayout);
-  return TU.Table.typeOf(D);
+  auto [It, New] = DeclaredTypes.try_emplace(D, nullptr);
+  if (!New)
+    return It->second;
+  const TypeAnnotation *A = nullptr;
+  if (const auto *P = dyn_cast<ParmVarDecl>(D);
+      CurLayout && P && P->getDeclContext() == FD)
+    A = TU.Layouts.typeIn(FD, int(P->getFunctionScopeIndex()), *CurLayout);
+  else
+    A = TU.Table.typeOf(D);
+  It->second = A; // the lookups above leave DeclaredTypes alone
+  return A;
 }
 
 unsigned Transfer::varIndex(const VarDecl *VD) {
@@ -520,6 +533,8 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
 
 std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
                                              const FunctionDecl *Callee) {
+  if (TU.NotForwarding.count(Callee))
+    return std::nullopt;
   // The outer call's arguments by parameter index of the current callee.
   llvm::SmallVector<const Expr *, 4> Args;
   argumentsByParameter(CE, Callee, Args);
@@ -527,10 +542,10 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
   for (unsigned Depth = 0; Depth < 4; ++Depth) {
     const CallExpr *Inner = forwardedCall(F, Types);
     if (!Inner)
-      return std::nullopt;
+      return notForwarding(Callee);
     const FunctionDecl *G = Inner->getDirectCallee();
     if (!G)
-      return std::nullopt;
+      return notForwarding(Callee);
     llvm::SmallVector<const Expr *, 4> InnerArgs, Next;
     argumentsByParameter(Inner, G, InnerArgs);
     for (const Expr *InnerArg : InnerArgs) {
@@ -551,7 +566,7 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
     F = G;
     Args = std::move(Next);
   }
-  return std::nullopt;
+  return notForwarding(Callee);
 }
 
 /// Whether the local variable \p VD is assigned after its initialisation in
