@@ -12,6 +12,8 @@
 
 #include <spmd/core/collectives.h>
 
+#include <cstring>
+
 using namespace clang;
 
 namespace spmd::plugin {
@@ -133,11 +135,19 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
   // Fixed-width fields appended byte for byte; an operand's axes are
   // preceded by their count, so no field can be mistaken for another.
   llvm::SmallString<128> Key(Name);
-  auto Put = [&Key](const auto &X) {
-    const char *P = reinterpret_cast<const char *>(&X);
-    Key.append(P, P + sizeof(X));
-  };
   Key.push_back(0);
+  // Room for every field (at most 8 bytes per operand and 3 per axis) made
+  // once, so that each field is a fixed-size copy with no capacity check.
+  size_t Room = 2 + sizeof(const void *) + 8 * Ops.Core.size();
+  for (const OperandSource &S : Ops.Sources)
+    Room += 3 * S.V.axes().size();
+  size_t Start = Key.size();
+  Key.resize_for_overwrite(Start + Room);
+  char *At = Key.data() + Start;
+  auto Put = [&At](const auto &X) {
+    std::memcpy(At, &X, sizeof(X));
+    At += sizeof(X);
+  };
   Put(uint8_t(Info.op_class));
   Put(uint8_t(Info.known));
   Put(static_cast<const void *>(Mesh));
@@ -160,6 +170,7 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
         Put(uint8_t(typeIndex(T->kind)));
       }
   }
+  Key.truncate(At - Key.data());
   auto [It, New] = TU.Verdicts.try_emplace(Key);
   if (!New)
     return It->second;
