@@ -176,7 +176,8 @@ void Transfer::declStmt(const DeclStmt *DS) {
     const auto *VD = dyn_cast<VarDecl>(D);
     if (!VD)
       continue;
-    if (const TypeAnnotation *A = TU.Table.typeOf(VD)) {
+    // (A local variable: declaredType is the table's, cached for its reads.)
+    if (const TypeAnnotation *A = declaredType(VD)) {
       TU.noteAxes(*A);
       // `Tensor t;` is an undefined tensor: nothing to check.
       const auto *Ctor = dyn_cast_or_null<CXXConstructExpr>(VD->getInit());
