@@ -238,7 +238,6 @@ private:
 
   // Operands of an ordinary op.
   struct OperandSource {
-    OperandSource(const clang::Expr *E, const Value &V) : E(E), V(V) {}
     const clang::Expr *E; ///< null for a scalar
     Value V;
   };

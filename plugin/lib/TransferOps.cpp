@@ -35,7 +35,10 @@ const Expr *mutatedOperand(const Expr *Receiver,
 /// conflicting axis then counts as unknown.
 void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
   // The value is copied once, into its place in the list.
-  const Value &V = Ops.Sources.emplace_back(E, eval(E)).V;
+  Ops.Sources.push_back({E, Value()});
+  Value &Slot = Ops.Sources.back().V;
+  Slot = eval(E);
+  const Value &V = Slot;
   if (H)
     for (const auto &[Axis, F] : V.axes())
       if (F.isConflict())
