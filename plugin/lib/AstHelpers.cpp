@@ -188,12 +188,14 @@ static const Expr *stripOne(const Expr *E, TypeClassifier &Types) {
       return SC->getSubExpr();
     return E;
   }
+  // The cheap tests first: most calls are ops, not std::move.
   if (const auto *Call = dyn_cast<CallExpr>(E))
-    if (const FunctionDecl *FD = Call->getDirectCallee())
-      if (FD->isInStdNamespace() && FD->getIdentifier() &&
-          (FD->getName() == "move" || FD->getName() == "forward") &&
-          Call->getNumArgs() == 1)
-        return Call->getArg(0);
+    if (Call->getNumArgs() == 1)
+      if (const FunctionDecl *FD = Call->getDirectCallee())
+        if (FD->getIdentifier() &&
+            (FD->getName() == "move" || FD->getName() == "forward") &&
+            FD->isInStdNamespace())
+          return Call->getArg(0);
   return E;
 }
 

@@ -69,19 +69,17 @@ private:
   const AnnotationTable &Table;
 };
 
-/// Whether a statement may hold a function body of its own: a lambda, a
-/// local class, or any other declaration that is not a variable (which the
-/// check treats alike, to stay on the safe side). A plain walk of the
-/// children, much cheaper than a RecursiveASTVisitor traversal.
-bool mayHoldFunctions(const Stmt *S) {
-  if (isa<LambdaExpr, BlockExpr>(S))
-    return true;
-  if (const auto *DS = dyn_cast<DeclStmt>(S))
-    for (const Decl *D : DS->decls())
-      if (!isa<VarDecl>(D))
-        return true;
-  for (const Stmt *C : S->children())
-    if (C && mayHoldFunctions(C))
+/// Whether the body of \p FD may hold a function body of its own: a lambda,
+/// a block, a local class, or any other declaration that is not a variable
+/// (which the check treats alike, to stay on the safe side). Sema adds each
+/// of them to the innermost enclosing function's declaration context (a
+/// lambda's closure class included; one nested in another lambda or a local
+/// class is found through that one), so a scan of \p FD's own declarations
+/// (its parameters and local variables, a few dozen) decides, instead of a
+/// walk of every statement of the body.
+bool mayHoldFunctions(const FunctionDecl *FD) {
+  for (const Decl *D : FD->decls())
+    if (!isa<VarDecl>(D))
       return true;
   return false;
 }
@@ -147,7 +145,7 @@ public:
     if (const auto *FD = dyn_cast_or_null<FunctionDecl>(D);
         FD && !TU.Ctx.getLangOpts().CPlusPlus20)
       if (FD->doesThisDeclarationHaveABody())
-        if (const Stmt *Body = FD->getBody(); Body && !mayHoldFunctions(Body))
+        if (const Stmt *Body = FD->getBody(); Body && !mayHoldFunctions(FD))
           SkipBody = Body;
     bool Continue = RecursiveASTVisitor::TraverseDecl(D);
     SkipBody = Outer;

@@ -17,6 +17,16 @@ namespace {
 std::unique_ptr<CFG> buildCFG(const FunctionDecl *FD, ASTContext &Ctx) {
   CFG::BuildOptions BO;
   BO.setAllAlwaysAdd();
+  // Wrappers that skipTransparent strips are not elements of their own: the
+  // wrapped expression is one (it comes first), and evaluating the wrapper
+  // would only look its value up again. A condition read by
+  // CFGBlock::getLastCondition is then the wrapped expression, which every
+  // reader of a condition strips to anyway (IgnoreParenImpCasts).
+  for (Stmt::StmtClass C :
+       {Stmt::ImplicitCastExprClass, Stmt::ParenExprClass,
+        Stmt::MaterializeTemporaryExprClass, Stmt::CXXBindTemporaryExprClass,
+        Stmt::ExprWithCleanupsClass, Stmt::ConstantExprClass})
+    BO.setAlwaysAdd(C, false);
   BO.PruneTriviallyFalseEdges = true;
   BO.AddImplicitDtors = false;
   BO.AddTemporaryDtors = false;
@@ -241,6 +251,10 @@ void analyzeOnce(TUContext &TU, const FunctionDecl *FD, const CFG &Cfg,
   FactArena Arena;
   Transfer T(TU, FD, Arena);
   T.setLayout(L);
+  unsigned Elements = 0;
+  for (const CFGBlock *B : Cfg)
+    Elements += B->size();
+  T.reserveMemo(Elements);
   DeadEdges Dead(Cfg.getNumBlockIDs());
   if (L)
     for (const CFGBlock *B : Cfg)

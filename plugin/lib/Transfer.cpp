@@ -39,7 +39,14 @@ core::InferenceContext Transfer::inferenceContext() const {
 //===----------------------------------------------------------------------===//
 
 Value Transfer::declared(const TypeAnnotation &A, Origin O) {
-  Value V = Value::closed();
+  // The same few annotations are read over and over (a parameter at each
+  // use): built once per origin.
+  auto [It, New] = DeclaredValues.try_emplace(
+      {&A, uint64_t(O.Loc.getRawEncoding()) << 8 | unsigned(O.Kind)});
+  if (!New)
+    return It->second;
+  Value &V = It->second;
+  V = Value::closed();
   for (const AxisEntry &E : A.Entries)
     V.set(axis(E.Axis),
           AxisFact::known(globalAxis(E.Axis) ? E.Type : E.Type.local(), O,
@@ -59,6 +66,7 @@ core::TensorType Transfer::knownPart(const Value &V) const {
 
 void Transfer::setLayout(const Layout *L) {
   CurLayout = L;
+  DeclaredTypes.clear();
   Result = L ? TU.Layouts.typeIn(FD, -1, *L) : TU.Table.resultOf(FD);
 }
 
@@ -69,12 +77,17 @@ std::optional<bool> Transfer::layoutCondition(const Expr *Cond) {
 }
 
 const TypeAnnotation *Transfer::declaredType(const ValueDecl *D) {
-  if (CurLayout)
-    if (const auto *P = dyn_cast<ParmVarDecl>(D))
-      if (P->getDeclContext() == FD)
-        return TU.Layouts.typeIn(FD, int(P->getFunctionScopeIndex()),
-                                 *CurLayout);
-  return TU.Table.typeOf(D);
+  auto [It, New] = DeclaredTypes.try_emplace(D, nullptr);
+  if (!New)
+    return It->second;
+  const TypeAnnotation *A = nullptr;
+  if (const auto *P = dyn_cast<ParmVarDecl>(D);
+      CurLayout && P && P->getDeclContext() == FD)
+    A = TU.Layouts.typeIn(FD, int(P->getFunctionScopeIndex()), *CurLayout);
+  else
+    A = TU.Table.typeOf(D);
+  It->second = A; // the lookups above leave DeclaredTypes alone
+  return A;
 }
 
 unsigned Transfer::varIndex(const VarDecl *VD) {
@@ -209,7 +222,8 @@ void Transfer::declStmt(const DeclStmt *DS) {
     const auto *VD = dyn_cast<VarDecl>(D);
     if (!VD)
       continue;
-    if (const TypeAnnotation *A = TU.Table.typeOf(VD)) {
+    // (A local variable: declaredType is the table's, cached for its reads.)
+    if (const TypeAnnotation *A = declaredType(VD)) {
       TU.noteAxes(*A);
       // `Tensor t;` is an undefined tensor: nothing to check.
       const auto *Ctor = dyn_cast_or_null<CXXConstructExpr>(VD->getInit());
@@ -295,9 +309,11 @@ const Value &Transfer::eval(const Expr *E) {
   }
   if (Entry->Visit == MemoVisit && Entry->V)
     return *Entry->V;
-  Value V = evalUncached(E); // may grow Memo: Entry is stale
+  unsigned Entries = Memo.size();
+  Value V = evalUncached(E); // may grow Memo: then Entry is stale
   const Value *P = V == Unknown ? &Unknown : Arena.value(std::move(V));
-  Entry = &Memo[E];
+  if (Memo.size() != Entries) // only an insertion moves the entries
+    Entry = &Memo[E];
   Entry->Visit = MemoVisit;
   Entry->V = P;
   return *P;
@@ -582,6 +598,8 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
 
 std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
                                              const FunctionDecl *Callee) {
+  if (TU.NotForwarding.count(Callee))
+    return std::nullopt;
   // The outer call's arguments by parameter index of the current callee.
   llvm::SmallVector<const Expr *, 4> Args;
   argumentsByParameter(CE, Callee, Args);
@@ -589,10 +607,10 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
   for (unsigned Depth = 0; Depth < 4; ++Depth) {
     const CallExpr *Inner = forwardedCall(F, Types);
     if (!Inner)
-      return std::nullopt;
+      return notForwarding(Callee);
     const FunctionDecl *G = Inner->getDirectCallee();
     if (!G)
-      return std::nullopt;
+      return notForwarding(Callee);
     llvm::SmallVector<const Expr *, 4> InnerArgs, Next;
     argumentsByParameter(Inner, G, InnerArgs);
     for (const Expr *InnerArg : InnerArgs) {
@@ -613,7 +631,7 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
     F = G;
     Args = std::move(Next);
   }
-  return std::nullopt;
+  return notForwarding(Callee);
 }
 
 /// Whether the local variable \p VD is assigned after its initialisation in

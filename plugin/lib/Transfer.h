@@ -24,6 +24,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/Analysis/CFG.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <spmd/core/propagation.h>
 #include <spmd/core/sharding_propagation.h>
@@ -62,6 +63,9 @@ struct TUContext {
   llvm::StringMap<InferVerdict> Verdicts;
   /// Whether a function has any SPMD annotation, by declaration.
   llvm::DenseMap<const clang::FunctionDecl *, bool> Annotated;
+  /// Callees whose chain of forwarding calls (Transfer::evalForwarded)
+  /// reaches no annotated function: the chain depends on the callee alone.
+  llvm::DenseSet<const clang::FunctionDecl *> NotForwarding;
   /// Global mode: why an op left a shard dim unknown, by (op location,
   /// axis): the reason the strict-mode report gives (TransferShards.cpp).
   std::map<std::pair<unsigned, AxisId>, core::TypeError> ShardLoss;
@@ -125,6 +129,9 @@ public:
   std::optional<bool> layoutCondition(const clang::Expr *Cond);
   /// The facts at entry: the declared types of the parameters.
   FactMap entryState();
+  /// Makes room in the expression memo for \p N expressions (the CFG's
+  /// elements), so that it does not grow step by step while it fills.
+  void reserveMemo(unsigned N) { Memo.reserve(N); }
   /// Interprets block \p B from \p In; problems go to \p H when it is not
   /// null (the reporting pass). \p SizeOne: the axes that have one rank on
   /// every path to the block (nothing is reported on them there).
@@ -223,6 +230,11 @@ private:
   /// annotated callee; nullopt when it does not get there.
   std::optional<Value> evalForwarded(const clang::CallExpr *CE,
                                      const clang::FunctionDecl *Callee);
+  /// Records that \p Callee forwards to no annotated function; nullopt.
+  std::optional<Value> notForwarding(const clang::FunctionDecl *Callee) {
+    TU.NotForwarding.insert(Callee);
+    return std::nullopt;
+  }
   // Containers of tensors (one value for all elements).
   std::optional<Value> evalContainerCall(const clang::CallExpr *CE,
                                          const clang::FunctionDecl *Callee);
@@ -251,9 +263,12 @@ private:
     /// the mask rules of core/masks.h).
     const clang::Expr *Scalar = nullptr;
   };
+  /// The operands of one op: on the stack for the usual few (no allocation
+  /// per op).
   struct Operands {
-    std::vector<core::Operand> Core;    // types left empty: see coreOperands
-    std::vector<OperandSource> Sources; // parallel to Core
+    /// Types left empty: see coreOperands.
+    llvm::SmallVector<core::Operand, 4> Core;
+    llvm::SmallVector<OperandSource, 4> Sources; ///< parallel to Core
   };
   /// Global mode: keeps the "unmasked rows" mark of a vocab-parallel
   /// lookup (AxisFact::UnmaskedRows) on an op's V result, unless the op
@@ -464,6 +479,12 @@ private:
   llvm::DenseMap<const clang::Expr *, MemoEntry> Memo;
   unsigned MemoVisit = 0;
   llvm::DenseMap<const clang::VarDecl *, unsigned> VarIndex;
+  /// declaredType's answers (for the current layout; setLayout clears it).
+  llvm::DenseMap<const clang::ValueDecl *, const TypeAnnotation *>
+      DeclaredTypes;
+  /// declared()'s values, by annotation and origin (location and kind).
+  llvm::DenseMap<std::pair<const TypeAnnotation *, uint64_t>, Value>
+      DeclaredValues;
   /// Reference variables bound to a variable or a field (never rebound).
   llvm::DenseMap<const clang::VarDecl *, const clang::ValueDecl *> Aliases;
 };

@@ -12,6 +12,8 @@
 
 #include <spmd/core/collectives.h>
 
+#include <cstring>
+
 using namespace clang;
 
 namespace spmd::plugin {
@@ -32,7 +34,11 @@ const Expr *mutatedOperand(const Expr *Receiver,
 /// A tensor operand. Conflicts and unknowns are reported at the use; a
 /// conflicting axis then counts as unknown.
 void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
-  Value V = eval(E);
+  // The value is copied once, into its place in the list.
+  Ops.Sources.push_back({E, Value()});
+  Value &Slot = Ops.Sources.back().V;
+  Slot = eval(E);
+  const Value &V = Slot;
   if (H)
     for (const auto &[Axis, F] : V.axes())
       if (F.isConflict())
@@ -45,13 +51,12 @@ void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
   if (V.hasKnownAxis() || !V.isOpen())
     T.emplace();
   Ops.Core.push_back(core::Operand::tensor(std::move(T), Pos));
-  Ops.Sources.push_back({E, std::move(V)});
 }
 
 /// Ops.Core with each tensor operand's known axis types filled in from its
 /// value (addTensorOperand leaves them empty).
 std::vector<core::Operand> Transfer::coreOperands(const Operands &Ops) const {
-  std::vector<core::Operand> Core = Ops.Core;
+  std::vector<core::Operand> Core(Ops.Core.begin(), Ops.Core.end());
   for (size_t I = 0; I < Core.size(); ++I)
     if (Core[I].kind == core::Operand::Kind::Tensor && Core[I].type &&
         Ops.Sources[I].E)
@@ -101,8 +106,6 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
     return Value::unknown(); // sizes, item, comparisons to bool, ...
 
   Operands Ops;
-  Ops.Core.reserve(Args.size() + 1);
-  Ops.Sources.reserve(Args.size() + 1);
   int Pos = 0;
   if (Receiver)
     addTensorOperand(Ops, Receiver, Pos++);
@@ -135,11 +138,19 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
   // Fixed-width fields appended byte for byte; an operand's axes are
   // preceded by their count, so no field can be mistaken for another.
   llvm::SmallString<128> Key(Name);
-  auto Put = [&Key](const auto &X) {
-    const char *P = reinterpret_cast<const char *>(&X);
-    Key.append(P, P + sizeof(X));
-  };
   Key.push_back(0);
+  // Room for every field (at most 8 bytes per operand and 3 per axis) made
+  // once, so that each field is a fixed-size copy with no capacity check.
+  size_t Room = 2 + sizeof(const void *) + 8 * Ops.Core.size();
+  for (const OperandSource &S : Ops.Sources)
+    Room += 3 * S.V.axes().size();
+  size_t Start = Key.size();
+  Key.resize_for_overwrite(Start + Room);
+  char *At = Key.data() + Start;
+  auto Put = [&At](const auto &X) {
+    std::memcpy(At, &X, sizeof(X));
+    At += sizeof(X);
+  };
   Put(uint8_t(Info.op_class));
   Put(uint8_t(Info.known));
   Put(static_cast<const void *>(Mesh));
@@ -162,6 +173,7 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
         Put(uint8_t(typeIndex(T->kind)));
       }
   }
+  Key.truncate(At - Key.data());
   auto [It, New] = TU.Verdicts.try_emplace(Key);
   if (!New)
     return It->second;
