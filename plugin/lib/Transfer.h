@@ -84,6 +84,8 @@ struct TUContext {
   /// Whether the checker analyses a function's body, by declaration
   /// (bodyIsAnalysed, cached).
   llvm::DenseMap<const clang::FunctionDecl *, bool> AnalysedBodies;
+  /// Whether a visible body may write a parameter (TransferOpaque.cpp).
+  llvm::DenseMap<const clang::ParmVarDecl *, bool> WrittenParams;
   /// Statistics: function bodies seen, analysed, CFG blocks, block visits.
   unsigned FunctionsSeen = 0, FunctionsAnalyzed = 0, Blocks = 0, Visits = 0;
 

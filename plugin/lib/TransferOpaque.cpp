@@ -35,11 +35,89 @@ bool isLibraryFunction(const FunctionDecl *FD) {
 /// non-const value (libtorch tensors share their storage). A const reference
 /// is read-only by convention: libtorch's in-place methods are const, but a
 /// kernel's outputs are non-const `Tensor&`, as ATen's out= arguments are.
-bool mayWrite(const ParmVarDecl *P, TypeClassifier &Types) {
+bool mayWriteByType(const ParmVarDecl *P, TypeClassifier &Types) {
   QualType T = P->getType();
   if (const auto *R = T->getAs<ReferenceType>())
     T = R->getPointeeType();
   return !T.isConstQualified() && Types.isTracked(T);
+}
+
+/// Whether \p E names the parameter \p P (through casts and parentheses).
+bool namesParam(const Expr *E, const ParmVarDecl *P) {
+  const auto *DRE =
+      E ? dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()) : nullptr;
+  return DRE && DRE->getDecl() == P;
+}
+
+/// Whether the name of an op writes its first tensor: libtorch's in-place
+/// methods and functions end in `_` (`add_`, `copy_`, `index_put_`), its out=
+/// variants in `_out`.
+bool writingName(const FunctionDecl *F) {
+  if (!F || !F->getIdentifier())
+    return false;
+  llvm::StringRef N = F->getName();
+  return (N.ends_with("_") && !N.ends_with("__")) || N.ends_with("_out");
+}
+
+/// Whether \p S, a visible body, may write \p P: assigns it, calls an
+/// in-place op on it, passes it to a writing library op, to a parameter of a
+/// user function that may write it (by its type, not followed further), or
+/// binds a non-const reference to it. Anything else reads it.
+bool bodyWrites(const Stmt *S, const ParmVarDecl *P, TypeClassifier &Types) {
+  if (!S)
+    return false;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+    if (Op->isAssignmentOp() && Op->getNumArgs() > 0 &&
+        namesParam(Op->getArg(0), P))
+      return true;
+  } else if (const auto *MC = dyn_cast<CXXMemberCallExpr>(S)) {
+    if (namesParam(MC->getImplicitObjectArgument(), P) &&
+        writingName(MC->getMethodDecl()))
+      return true;
+  }
+  if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    const FunctionDecl *F = CE->getDirectCallee();
+    for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
+      if (!namesParam(CE->getArg(I), P) || isa<CXXMemberCallExpr>(CE))
+        continue;
+      if (!F)
+        return true; // an unknown callee: it may write
+      if (isLibraryFunction(F) ? writingName(F)
+                               : (I < F->getNumParams() &&
+                                  mayWriteByType(F->getParamDecl(I), Types)))
+        return true;
+    }
+  }
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *D : DS->decls())
+      if (const auto *VD = dyn_cast<VarDecl>(D))
+        if (VD->getType()->isReferenceType() &&
+            !VD->getType()->getPointeeType().isConstQualified() &&
+            namesParam(VD->getInit(), P))
+          return true;
+  for (const Stmt *C : S->children())
+    if (bodyWrites(C, P, Types))
+      return true;
+  return false;
+}
+
+/// Whether the callee may write the tensors bound to its parameter \p P: by
+/// its type (mayWriteByType), and, where its body is visible, only if that
+/// body writes it (a helper that takes `Tensor x` by value and reads it
+/// leaves the caller's tensor as it was).
+bool mayWrite(TUContext &TU, const ParmVarDecl *P, TypeClassifier &Types) {
+  if (!mayWriteByType(P, Types))
+    return false;
+  const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
+  const FunctionDecl *Def = nullptr;
+  if (!F || !F->hasBody(Def) || !Def->getBody())
+    return true;
+  if (auto It = TU.WrittenParams.find(P); It != TU.WrittenParams.end())
+    return It->second;
+  const ParmVarDecl *DefP = Def->getParamDecl(P->getFunctionScopeIndex());
+  bool W = bodyWrites(Def->getBody(), DefP, Types);
+  TU.WrittenParams[P] = W;
+  return W;
 }
 
 /// Whether \p Call is, in \p Body, the value spmd::assert_type states the
@@ -91,7 +169,7 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
       Typed = A;
       TypedIndex = I;
     }
-    if (mayWrite(Callee->getParamDecl(I), Types))
+    if (mayWrite(TU, Callee->getParamDecl(I), Types))
       Written.push_back(A);
   }
   // Nothing typed goes in (what it writes is unknown already), or it only

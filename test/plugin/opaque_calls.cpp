@@ -146,3 +146,21 @@ void library(SPMD_TYPE(tp = R) const Tensor& x, const Tensor& raw) {
   auto c = x.clone();
   auto d = rms_kernel(raw); // nothing typed goes in
 }
+
+// A visible body that only reads a by-value tensor (no SPMD in it, so not
+// analysed) leaves the caller's tensor as it was; one that writes it in
+// place, assigns it or hands it to a writing op may change it.
+void print_sizes(Tensor x) { auto n = x.size(0); }
+void scale_in_place(Tensor x) { x.mul_(2.0); }
+void fill_out(Tensor out, const Tensor& x) { at::relu_out(out, x); }
+
+SPMD_TYPE(tp = P)
+Tensor visible_bodies(SPMD_TYPE(tp = P) const Tensor& y) {
+  Tensor a = y.clone();
+  print_sizes(a);
+  Tensor b = y.clone();
+  scale_in_place(b); // strict-warning {{call of 'scale_in_place'}}
+  Tensor c = y.clone();
+  fill_out(c, y); // strict-warning {{call of 'fill_out'}}
+  return a;
+}

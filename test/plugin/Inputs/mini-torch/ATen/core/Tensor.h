@@ -187,6 +187,7 @@ Tensor addmm(const Tensor& self, const Tensor& m1, const Tensor& m2,
              const Scalar& beta = 1, const Scalar& alpha = 1);
 Tensor einsum(const std::string& eq, TensorList tensors);
 Tensor relu(const Tensor& x);
+Tensor& relu_out(Tensor& out, const Tensor& x);
 Tensor gelu(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor exp(const Tensor& x);
