@@ -44,6 +44,9 @@ enum class ProblemCode : uint8_t {
   AssertMismatch,    ///< spmd::assert_type contradicts the known type
   AssertShardDim,    ///< global mode: assert_type names another shard dim
                      ///< (Expected S(k)) than the known one (Actual S(j))
+  ReduceAxis,        ///< a reduce (src P) on Axis of a value that is no
+                     ///< pending sum there (Actual) but is P on PendingAxis:
+                     ///< the wrong axis (Origins: P's, then Actual's)
   RawC10d,           ///< a raw c10d collective (Call) on a typed tensor
                      ///< (Subject): the group's axis is unknown
   PathConflict,      ///< paths disagree on a value's type
@@ -135,6 +138,8 @@ struct Problem {
   /// AlreadyReduced: the origin of the input's type is a collective that
   /// reduced a pending sum (the first reduce).
   bool ReducedBefore = false;
+  /// ReduceAxis: the one other axis on which the value is P.
+  std::optional<AxisId> PendingAxis;
   /// AlreadyReduced: the collective's dst, as written.
   std::optional<PerAxisType> Dst;
   Destination Dest; ///< Mismatch

@@ -220,6 +220,7 @@ void Reporter::handle(Problem P) {
   case ProblemCode::IllegalCollective:
   case ProblemCode::CollectiveInput:
   case ProblemCode::AlreadyReduced:
+  case ProblemCode::ReduceAxis:
   case ProblemCode::InPlace:
   case ProblemCode::MissingMeshAxis:
     renderCollective(P, D);
@@ -294,6 +295,8 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   }
   if (P.Code == ProblemCode::AlreadyReduced)
     return renderAlreadyReduced(P, D);
+  if (P.Code == ProblemCode::ReduceAxis)
+    return renderReduceAxis(P, D);
   D.Text = opMessage(P);
   if (P.Code != ProblemCode::CollectiveInput)
     return addCoreAdvice(*P.Error, D);
@@ -368,6 +371,31 @@ void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
        {FixItHint::CreateReplacement(
            CharSourceRange::getTokenRange(P.Call->getSourceRange()),
            Replacement)}});
+}
+
+/// A reduce over an axis where the value is no pending sum, of a value that
+/// is P on one other axis: the axis is wrong (a dp gradient reduced over
+/// tp), so the advice is that axis -- not the gather or the removal the
+/// reduce's own axis would suggest.
+void Reporter::renderReduceAxis(const Problem &P, Pending &D) {
+  std::string Ax = axisName(*P.Axis), Want = axisName(*P.PendingAxis);
+  std::string What = describe(P.Subject), Bare = core::to_string(P.Op);
+  D.Text = Bare + " over axis '" + Ax + "' of " + What + ", which is " +
+           typeStr(*P.Actual) + " there (no pending sum): " + What +
+           " is P on axis '" + Want + "', not '" + Ax + "'; reduce over '" +
+           Want + "'";
+  D.Notes.push_back(originNote(P.Origins[0], *P.PendingAxis));
+  D.Notes.push_back(originNote(P.Origins[1], *P.Axis));
+  const Expr *AxisArg = P.Call->getNumArgs() > 1 ? P.Call->getArg(1) : nullptr;
+  if (!AxisArg || !isEditableRange(AxisArg))
+    return;
+  std::string Spelled = axisSpelling(*P.PendingAxis);
+  D.Notes.push_back(
+      {AxisArg->getExprLoc(),
+       "reduce over '" + Want + "': pass " + Spelled + " as the axis",
+       {FixItHint::CreateReplacement(
+           CharSourceRange::getTokenRange(AxisArg->getSourceRange()),
+           Spelled)}});
 }
 
 void Reporter::renderOpType(const Problem &P, Pending &D) {
@@ -549,6 +577,13 @@ void Reporter::resultLayoutNotes(const Problem &P, Pending &D) const {
 void Reporter::renderAssert(const Problem &P, Pending &D) {
   // The core's reason (for AssertShardDim: which dim it is sharded on).
   std::string Why = oneLine(P.Error->message);
+  // The core compares local maps (V); the value is S(d) here (global mode).
+  if (P.Code == ProblemCode::AssertMismatch && P.Actual->is_shard() &&
+      P.Error->actual == "V") {
+    size_t At = Why.find("has V");
+    if (At != std::string::npos)
+      Why.replace(At, 5, "has " + typeStr(*P.Actual));
+  }
   D.Text = "spmd::assert_type: " + describe(P.Subject) + " has type " +
            typeStr(*P.Actual) + " on axis '" + axisName(*P.Axis) +
            "', but the assertion says " + typeStr(*P.Expected) + " (" + Why +

@@ -59,6 +59,7 @@ private:
   // One renderer per family of problems.
   void renderCollective(const Problem &P, Pending &D);
   void renderAlreadyReduced(const Problem &P, Pending &D);
+  void renderReduceAxis(const Problem &P, Pending &D);
   void renderOpType(const Problem &P, Pending &D);
   void renderMismatch(const Problem &P, Pending &D);
   void renderAssert(const Problem &P, Pending &D);

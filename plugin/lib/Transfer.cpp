@@ -1073,8 +1073,8 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
   P.Range = E->getSourceRange();
   P.Subject = E;
   P.Axis = Axis;
-  P.Origins.push_back({nullptr, A, F->originOf(A)});
-  P.Origins.push_back({nullptr, B, F->originOf(B)});
+  P.Origins.push_back({nullptr, F->shown(A), F->originOf(A)});
+  P.Origins.push_back({nullptr, F->shown(B), F->originOf(B)});
   report(std::move(P));
 }
 
@@ -1119,12 +1119,14 @@ void Transfer::checkMesh(const Value &V, const Expr *E) {
 
 std::optional<SuggestedCollective>
 Transfer::conversion(const Expr *E, PerAxisType From, PerAxisType To) const {
-  // V -> R/I needs the shard dim (stack vs concat), which the checker does
-  // not track: no automatic fix there.
-  if (From.local() == types::V && (To == types::R || To == types::I))
+  // V -> R/I needs the shard dim (stack vs concat): a fix only for a known
+  // S(d) (global mode), gathered along it.
+  if (From == types::V && (To == types::R || To == types::I))
     return std::nullopt;
-  std::optional<core::CollectiveCall> Route =
-      core::route_redistribute(From.local(), To);
+  std::optional<core::CollectiveCall> Route = core::route_redistribute(
+      From.is_shard() && (To == types::R || To == types::I) ? From
+                                                            : From.local(),
+      To);
   if (!Route)
     return std::nullopt;
   // Routes delegate to convert with expert_mode set; offer only what user
@@ -1262,12 +1264,14 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     P.Subject = E;
     P.Axis = M.Axis;
     P.Expected = M.Entry->Type;
-    P.Actual = M.Have;
-    P.Origins.push_back({nullptr, M.Have, M.Fact->originOf(M.Have)});
+    // A V with a known shard dim is named S(d) (global mode).
+    PerAxisType Shown = M.Have.is_shard() ? M.Have : M.Fact->shown(M.Have);
+    P.Actual = Shown;
+    P.Origins.push_back({nullptr, Shown, M.Fact->originOf(M.Have)});
     P.Dest = Dest;
     P.ActualOrder = M.Order;
     if (Mismatches.size() == 1 && !M.Have.is_shard())
-      P.Fix = conversion(E, M.Have, M.Entry->Type);
+      P.Fix = conversion(E, gatherable(V, M.Axis, Shown), M.Entry->Type);
     report(std::move(P));
   }
 }

@@ -228,7 +228,7 @@ Problem Transfer::opTypeProblem(const CallExpr *CE, const Operands &Ops,
     const AxisFact *F = S.E ? S.V.get(A) : nullptr;
     if (std::optional<PerAxisType> K = F ? F->knownType() : std::nullopt)
       if (P.Origins.size() < 2)
-        P.Origins.push_back({S.E, *K, F->originOf(*K)});
+        P.Origins.push_back({S.E, F->shown(*K), F->originOf(*K)});
   }
   return P;
 }

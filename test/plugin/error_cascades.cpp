@@ -34,7 +34,7 @@ Tensor joined_paths(SPMD_TYPE(tp = I) const Tensor& b, SPMD_TYPE(tp = V) const T
 // Global mode: the shard of 'qkv' is lost by the rejected chunk; its pieces
 // are not reported again as V of an unknown dim.
 SPMD_TYPE(tp = R)
-Tensor after_shard_error(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& qkv) { // global-note {{'qkv' has type V}}
+Tensor after_shard_error(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& qkv) { // global-note {{'qkv' has type S(-1)}}
   auto parts = qkv.chunk(3, -1); // global-error {{No valid sharding strategy for qkv.chunk on axis tp: it splits along dim 2, which tp shards (S(2)): local indices are not global indices}} global-note {{SPMD_LOCAL}}
   auto s = parts[0].sum(-1);
   return spmd::all_gather(s, tp, S(1), R);
