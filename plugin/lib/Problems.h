@@ -53,6 +53,9 @@ enum class ProblemCode : uint8_t {
   UnknownUse,        ///< strict mode: a value of unknown type is used
   UnknownShard,      ///< strict global mode: a V whose shard dim (or rank)
                      ///< is unknown is used where the dim matters
+  UnknownLayout,     ///< strict mode: a call (Call) of a method whose result
+                     ///< type depends on layout flags that are unknown for
+                     ///< its instance (UnknownFlags, LayoutTypes)
 };
 
 /// A type on an axis and where it came from; Operand is the expression
@@ -148,6 +151,18 @@ struct Problem {
   llvm::SmallVector<AxisId, 3> ActualOrder;
   const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
   core::TensorType Type; ///< MissingMeshAxis: the axes the operand has
+  /// UnknownLayout: each flag whose value is unknown at the call, with the
+  /// constructor argument that sets it when that is not a constant (else an
+  /// invalid location); Instance: the member or local the call runs on.
+  llvm::SmallVector<std::pair<const clang::FieldDecl *, clang::SourceLocation>,
+                    2>
+      UnknownFlags;
+  const clang::ValueDecl *Instance = nullptr;
+  const clang::FunctionDecl *LayoutCallee = nullptr; ///< the method called
+  /// UnknownLayout with one unknown flag: each axis whose declared result
+  /// type differs between its values, with the type when it is false, true.
+  llvm::SmallVector<std::tuple<AxisId, PerAxisType, PerAxisType>, 2>
+      LayoutTypes;
   /// Found while analysing a body in one layout of its flags only
   /// ([[spmd::when]]): each flag and its value there.
   llvm::SmallVector<std::pair<const clang::FieldDecl *, bool>, 2> Layout;

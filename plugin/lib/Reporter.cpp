@@ -241,6 +241,7 @@ void Reporter::handle(Problem P) {
   case ProblemCode::PathConflict:
   case ProblemCode::UnknownUse:
   case ProblemCode::UnknownShard:
+  case ProblemCode::UnknownLayout:
     if (!renderUse(P, D))
       return;
     break;
@@ -607,6 +608,55 @@ void Reporter::renderRawC10d(const Problem &P, Pending &D) {
                      {}});
 }
 
+/// A call whose result type depends on layout flags that are not known for
+/// its instance: which flags, why (an argument that is not a constant), the
+/// types each value would give, and the two ways out.
+void Reporter::renderUnknownLayout(const Problem &P, Pending &D) {
+  std::string Flags;
+  for (size_t I = 0; I < P.UnknownFlags.size(); ++I)
+    Flags +=
+        (I ? ", '" : "'") + P.UnknownFlags[I].first->getNameAsString() + "'";
+  bool One = P.UnknownFlags.size() == 1;
+  std::string Inst = P.Instance ? "'" + P.Instance->getNameAsString() + "'"
+                                : std::string("the instance");
+  std::string Axes, Types;
+  for (size_t I = 0; I < P.LayoutTypes.size(); ++I) {
+    auto [A, Off, On] = P.LayoutTypes[I];
+    Axes += (I ? ", '" : "'") + axisName(A) + "'";
+    Types += (I ? "; " : "") + axisName(A) + " = " + typeStr(Off) +
+             " if false, " + typeStr(On) + " if true";
+  }
+  std::string Callee = P.LayoutCallee
+                           ? "'" + P.LayoutCallee->getNameAsString() + "'"
+                           : std::string("this call");
+  D.Text = "the result of " + Callee + " has an unknown SPMD type" +
+           (Axes.empty() ? "" : " on axis " + Axes) +
+           ": it depends on the layout flag" + (One ? " " : "s ") + Flags +
+           " of " + Inst + ", which " + (One ? "is" : "are") +
+           " not a compile-time constant here" +
+           (Types.empty() ? "" : " (" + Types + ")") + "; construct " + Inst +
+           " with a constant (a literal, a constexpr variable or a template "
+           "parameter), or state the result's type with spmd::assert_type or "
+           "[[spmd::type(...)]] on the variable that holds it";
+  for (const auto &[Flag, Where] : P.UnknownFlags) {
+    if (Where.isValid())
+      D.Notes.push_back({Where,
+                         "'" + Flag->getNameAsString() +
+                             "' is set from this argument, which is not a "
+                             "compile-time constant",
+                         {}});
+    else if (P.Instance)
+      D.Notes.push_back({P.Instance->getLocation(),
+                         Inst +
+                             " is declared here; its constructions do not "
+                             "give '" +
+                             Flag->getNameAsString() +
+                             "' one constant value (or it is not constructed "
+                             "where the checker can see it)",
+                         {}});
+  }
+}
+
 /// Path conflicts and unknown values: the first use in a function only.
 bool Reporter::renderUse(const Problem &P, Pending &D) {
   const void *Key = useKey(P.Subject);
@@ -628,6 +678,12 @@ bool Reporter::renderUse(const Problem &P, Pending &D) {
         N.Text += " (" + oneLine(P.Error->fix) + ")";
       D.Notes.push_back(std::move(N));
     }
+    return true;
+  }
+  if (P.Code == ProblemCode::UnknownLayout) {
+    if (!ReportedUnknown.insert(Key).second)
+      return false;
+    renderUnknownLayout(P, D);
     return true;
   }
   if (P.Code == ProblemCode::UnknownUse) {

@@ -65,6 +65,7 @@ private:
   void renderAssert(const Problem &P, Pending &D);
   void renderRawC10d(const Problem &P, Pending &D);
   bool renderUse(const Problem &P, Pending &D);
+  void renderUnknownLayout(const Problem &P, Pending &D);
 
   void addCoreAdvice(const core::TypeError &E, Pending &D);
   std::string opMessage(const Problem &P) const;

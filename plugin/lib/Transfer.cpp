@@ -8,6 +8,8 @@
 
 #include "Transfer.h"
 
+#include "clang/AST/ParentMapContext.h"
+
 #include <spmd/core/annotation_rules.h>
 #include <spmd/core/collectives.h>
 
@@ -478,9 +480,17 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
     D.Declared = A;
     checkAgainst(eval(Arg), *A, D, Arg);
   }
-  if (const TypeAnnotation *R =
-          CallLayout ? TU.Layouts.typeIn(Callee, -1, *CallLayout, &Partial)
-                     : TU.Table.resultOf(Callee)) {
+  const TypeAnnotation *R =
+      CallLayout ? TU.Layouts.typeIn(Callee, -1, *CallLayout, &Partial)
+                 : TU.Table.resultOf(Callee);
+  if (Partial) // axes of an unknown layout: strict mode says so here, once
+    checkUnknownLayout(Call, Callee, *CallLayout, Instance);
+  if (!R && Partial) {
+    Value U = Value::unknown();
+    U.setFromError(true); // reported at the call: no follow-on report
+    return U;
+  }
+  if (R) {
     Value V = declared(*R, {Call->getExprLoc(), OriginKind::CallResult});
     if (CallLayout && R != TU.Table.resultOf(Callee)) {
       LayoutChoice C;
@@ -490,8 +500,6 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
       if (C.Flag)
         TU.LayoutResults[Call->getExprLoc().getRawEncoding()] = C;
     }
-    if (Partial) // axes of an unknown layout: strict mode says so here
-      checkUnknownUse(Value::unknown(), Call);
     return V;
   }
   const auto *CE = dyn_cast<CallExpr>(Call);
@@ -1088,6 +1096,67 @@ void Transfer::checkUnknownUse(const Value &V, const Expr *E) {
   P.Loc = E->getExprLoc();
   P.Range = E->getSourceRange();
   P.Subject = E;
+  report(std::move(P));
+}
+
+bool Transfer::typeStated(const Expr *E) {
+  const Stmt *Child = E;
+  for (unsigned Depth = 0; Depth < 6; ++Depth) {
+    auto Parents = Ctx.getParents(*Child);
+    if (Parents.size() != 1)
+      return false;
+    if (const auto *VD = Parents[0].get<VarDecl>())
+      return TU.Table.typeOf(VD) != nullptr;
+    const auto *Parent = Parents[0].get<Expr>();
+    if (!Parent)
+      return false;
+    if (const auto *CE = dyn_cast<CallExpr>(Parent);
+        CE && !isa<CXXConstructExpr>(Parent)) {
+      const FunctionDecl *Callee = CE->getDirectCallee();
+      return Callee && isSpmdFunction(Callee) && Callee->getIdentifier() &&
+             Callee->getName() == "assert_type" && CE->getNumArgs() > 0 &&
+             skipTransparent(CE->getArg(0), Types) == E;
+    }
+    Child = Parent;
+  }
+  return false;
+}
+
+void Transfer::checkUnknownLayout(const Expr *Call, const FunctionDecl *Callee,
+                                  const Layout &L, const Expr *Instance) {
+  if (!TU.Opts.Strict || !reporting(DiagKind::UnknownType))
+    return;
+  // Its type is stated right there (assert_type, a typed variable).
+  if (typeStated(Call))
+    return;
+  const LayoutFlags &LF = TU.Layouts.flagsOf(Callee);
+  Problem P;
+  P.Kind = DiagKind::UnknownType;
+  P.Code = ProblemCode::UnknownLayout;
+  P.Loc = Call->getExprLoc();
+  P.Range = Call->getSourceRange();
+  P.Subject = Call;
+  P.Instance = TU.Layouts.instanceDecl(Instance);
+  P.LayoutCallee = Callee;
+  int Unknown = -1;
+  for (unsigned I = 0; I < LF.Flags.size(); ++I)
+    if (!(L.Known >> I & 1)) {
+      P.UnknownFlags.push_back({LF.Flags[I], L.Where[I]});
+      Unknown = int(I);
+    }
+  // One unknown flag: the result's type in each of its values.
+  if (P.UnknownFlags.size() == 1) {
+    Layout Off = L, On = L;
+    Off.Known |= 1u << Unknown;
+    On.Known |= 1u << Unknown;
+    On.Values |= 1u << Unknown;
+    const TypeAnnotation *F = TU.Layouts.typeIn(Callee, -1, Off);
+    const TypeAnnotation *T = TU.Layouts.typeIn(Callee, -1, On);
+    if (F && T)
+      for (const AxisEntry &E : F->Entries)
+        if (const AxisEntry *O = T->entry(E.Axis); O && O->Type != E.Type)
+          P.LayoutTypes.push_back({axis(E.Axis), E.Type, O->Type});
+  }
   report(std::move(P));
 }
 

@@ -356,6 +356,14 @@ private:
   // Checks.
   void checkUse(const Value &V, const clang::Expr *E, AxisId Axis);
   void checkUnknownUse(const Value &V, const clang::Expr *E);
+  /// Strict mode: a call whose result type depends on layout flags unknown
+  /// for its instance \p Instance (layout \p L of \p Callee).
+  /// Whether the code states the type of \p E right where it is: the
+  /// argument of spmd::assert_type, the initializer of a typed variable.
+  bool typeStated(const clang::Expr *E);
+  void checkUnknownLayout(const clang::Expr *Call,
+                          const clang::FunctionDecl *Callee, const Layout &L,
+                          const clang::Expr *Instance);
   void checkMesh(const Value &V, const clang::Expr *E);
   void checkAgainst(const Value &V, const TypeAnnotation &Want,
                     const Destination &Dest, const clang::Expr *E);
