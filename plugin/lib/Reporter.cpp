@@ -666,18 +666,20 @@ bool Reporter::renderUse(const Problem &P, Pending &D) {
     if (!ReportedUnknownShards.insert({Key, *P.Axis}).second)
       return false;
     std::string Ax = axisName(*P.Axis);
+    // The core's repair (an operand to declare S(k) or to give a rank) is
+    // the advice when it has one; else: state the dim of the value.
+    std::string Advice =
+        P.Error && !P.Error->fix.empty()
+            ? oneLine(P.Error->fix)
+            : "annotate it with [[spmd::type(" + Ax +
+                  " = S(i))]] or spmd::assert_type, or give its rank with "
+                  "spmd::rank(n)";
     D.Text = describe(P.Subject) + " is sharded on axis '" + Ax +
              "' on an unknown dim (global mode): " +
-             (P.Error ? oneLine(P.Error->message) : std::string("")) +
-             "; annotate it with [[spmd::type(" + Ax +
-             " = S(i))]] or spmd::assert_type, or give its rank with "
-             "spmd::rank(n)";
-    if (!P.Origins.empty() && P.Origins.front().From.Loc.isValid()) {
-      Note N = originNote(P.Origins.front(), *P.Axis);
-      if (P.Error && !P.Error->fix.empty())
-        N.Text += " (" + oneLine(P.Error->fix) + ")";
-      D.Notes.push_back(std::move(N));
-    }
+             (P.Error ? oneLine(P.Error->message) : std::string("")) + "; " +
+             Advice;
+    if (!P.Origins.empty() && P.Origins.front().From.Loc.isValid())
+      D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
     return true;
   }
   if (P.Code == ProblemCode::UnknownLayout) {

@@ -838,9 +838,10 @@ bool Transfer::placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
     break;
   }
   core::TypeError Why;
-  if (!R.note.empty())
+  if (!R.note.empty()) {
     Why.message = R.note;
-  else if (std::optional<size_t> I = findRankless(Args))
+    Why.fix = R.fix;
+  } else if (std::optional<size_t> I = findRankless(Args))
     Why = core::shard_loss(Reason::RuleNeedsRank, Canon, AxisName, *I);
   else
     Why = core::shard_loss(Reason::RuleUndecided, Canon, AxisName);

@@ -64,8 +64,8 @@ Tensor broadcast_exact(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& x,
 // whatever the rank, global_shape_facts.cpp.)
 SPMD_TYPE(tp = R)
 Tensor transpose_without_rank(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
-  auto y = x.transpose(0, 1); // global-note {{type V on axis 'tp' inferred from this operation (annotate the operand's rank, e.g. [[spmd::type(tp = S(-1), spmd::rank(3))]])}}
-  return spmd::all_gather(y, tp, S(0), R); // global-warning {{'y' is sharded on axis 'tp' on an unknown dim (global mode): args[0] is S(-1) but its rank is unknown, so transpose cannot place the shard; annotate it with [[spmd::type(tp = S(i))]] or spmd::assert_type, or give its rank with spmd::rank(n)}}
+  auto y = x.transpose(0, 1); // global-note {{type V on axis 'tp' inferred from this operation}}
+  return spmd::all_gather(y, tp, S(0), R); // global-warning {{'y' is sharded on axis 'tp' on an unknown dim (global mode): args[0] is S(-1) but its rank is unknown, so transpose cannot place the shard; annotate the operand's rank, e.g. [[spmd::type(tp = S(-1), spmd::rank(3))]]}}
 }
 
 // A plain V in global mode has no dim.
