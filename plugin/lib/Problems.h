@@ -53,6 +53,9 @@ enum class ProblemCode : uint8_t {
   UnknownUse,        ///< strict mode: a value of unknown type is used
   UnknownShard,      ///< strict global mode: a V whose shard dim (or rank)
                      ///< is unknown is used where the dim matters
+  UnannotatedCall,   ///< strict mode: a call (Subject) of a function with
+                     ///< no declared result type (CalleeDecl): its result,
+                     ///< and what is computed from it, is unknown
   UnknownLayout,     ///< strict mode: a call (Call) of a method whose result
                      ///< type depends on layout flags that are unknown for
                      ///< its instance (UnknownFlags, LayoutTypes)
@@ -158,7 +161,8 @@ struct Problem {
                     2>
       UnknownFlags;
   const clang::ValueDecl *Instance = nullptr;
-  const clang::FunctionDecl *LayoutCallee = nullptr; ///< the method called
+  /// UnknownLayout, UnannotatedCall: the function called.
+  const clang::FunctionDecl *CalleeDecl = nullptr;
   /// UnknownLayout with one unknown flag: each axis whose declared result
   /// type differs between its values, with the type when it is false, true.
   llvm::SmallVector<std::tuple<AxisId, PerAxisType, PerAxisType>, 2>

@@ -242,6 +242,7 @@ void Reporter::handle(Problem P) {
   case ProblemCode::UnknownUse:
   case ProblemCode::UnknownShard:
   case ProblemCode::UnknownLayout:
+  case ProblemCode::UnannotatedCall:
     if (!renderUse(P, D))
       return;
     break;
@@ -626,8 +627,8 @@ void Reporter::renderUnknownLayout(const Problem &P, Pending &D) {
     Types += (I ? "; " : "") + axisName(A) + " = " + typeStr(Off) +
              " if false, " + typeStr(On) + " if true";
   }
-  std::string Callee = P.LayoutCallee
-                           ? "'" + P.LayoutCallee->getNameAsString() + "'"
+  std::string Callee = P.CalleeDecl
+                           ? "'" + P.CalleeDecl->getNameAsString() + "'"
                            : std::string("this call");
   D.Text = "the result of " + Callee + " has an unknown SPMD type" +
            (Axes.empty() ? "" : " on axis " + Axes) +
@@ -680,6 +681,19 @@ bool Reporter::renderUse(const Problem &P, Pending &D) {
              Advice;
     if (!P.Origins.empty() && P.Origins.front().From.Loc.isValid())
       D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+    return true;
+  }
+  if (P.Code == ProblemCode::UnannotatedCall) {
+    if (!ReportedUnknown.insert(Key).second)
+      return false;
+    std::string Name = "'" + P.CalleeDecl->getNameAsString() + "'";
+    D.Text = "the result of " + Name + " has an unknown SPMD type: " + Name +
+             " declares no [[spmd::type]] for its result, so neither this "
+             "value nor what is computed from it is checked; annotate " +
+             Name + " or state the type here with spmd::assert_type";
+    D.Notes.push_back({P.CalleeDecl->getLocation(),
+                       Name + " is declared here without a result type",
+                       {}});
     return true;
   }
   if (P.Code == ProblemCode::UnknownLayout) {

@@ -408,7 +408,7 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
       llvm::SmallVector<const Expr *, 4> Args(MC->arguments());
       return evalTensorOp(CE, "." + MD->getName().str(), Obj, Args);
     }
-    return Value::unknown();
+    return unannotatedResult(CE, Callee);
   }
   if (const auto *OpCall = dyn_cast<CXXOperatorCallExpr>(CE)) {
     if (llvm::none_of(CE->arguments(), [&](const Expr *A) {
@@ -427,7 +427,7 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
     return evalTensorOp(CE, Callee->getName().str(), nullptr, Args);
   }
-  return Value::unknown();
+  return unannotatedResult(CE, Callee);
 }
 
 Value Transfer::evalUserCall(const CallExpr *CE, const FunctionDecl *Callee) {
@@ -521,7 +521,31 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
       Receiver = nullptr;
     return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, *C);
   }
-  return Value::unknown();
+  return unannotatedResult(Call, Callee);
+}
+
+Value Transfer::unannotatedResult(const Expr *Call,
+                                  const FunctionDecl *Callee) {
+  Value U = Value::unknown();
+  // The user's own functions and layers only: a library's (std::, c10::,
+  // torch::) are not the code's to annotate.
+  if (!TU.Opts.Strict || !Callee || !Types.isTracked(Call->getType()) ||
+      !reporting(DiagKind::UnknownType) || isInTopNamespace(Callee, "std") ||
+      isInTopNamespace(Callee, "c10") || isInTopNamespace(Callee, "at") ||
+      isInTopNamespace(Callee, "torch") || isInTopNamespace(Callee, "spmd") ||
+      TU.Ctx.getSourceManager().isInSystemHeader(Callee->getLocation()) ||
+      typeStated(Call))
+    return U;
+  Problem P;
+  P.Kind = DiagKind::UnknownType;
+  P.Code = ProblemCode::UnannotatedCall;
+  P.Loc = Call->getExprLoc();
+  P.Range = Call->getSourceRange();
+  P.Subject = Call;
+  P.CalleeDecl = Callee;
+  report(std::move(P));
+  U.setFromError(true); // reported here: not again at each use
+  return U;
 }
 
 std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
@@ -1112,6 +1136,16 @@ bool Transfer::typeStated(const Expr *E) {
       return false;
     if (const auto *CE = dyn_cast<CallExpr>(Parent);
         CE && !isa<CXXConstructExpr>(Parent)) {
+      // Assigned to a variable or field with a declared type.
+      if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(CE);
+          Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
+          skipTransparent(Op->getArg(1), Types) == E) {
+        if (const VarDecl *VD = namedVar(Op->getArg(0), Types))
+          return TU.Table.typeOf(VD) != nullptr;
+        if (const FieldDecl *FD = namedField(Op->getArg(0), Types))
+          return TU.Table.typeOf(FD) != nullptr;
+        return false;
+      }
       const FunctionDecl *Callee = CE->getDirectCallee();
       return Callee && isSpmdFunction(Callee) && Callee->getIdentifier() &&
              Callee->getName() == "assert_type" && CE->getNumArgs() > 0 &&
@@ -1137,7 +1171,7 @@ void Transfer::checkUnknownLayout(const Expr *Call, const FunctionDecl *Callee,
   P.Range = Call->getSourceRange();
   P.Subject = Call;
   P.Instance = TU.Layouts.instanceDecl(Instance);
-  P.LayoutCallee = Callee;
+  P.CalleeDecl = Callee;
   int Unknown = -1;
   for (unsigned I = 0; I < LF.Flags.size(); ++I)
     if (!(L.Known >> I & 1)) {

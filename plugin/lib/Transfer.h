@@ -358,8 +358,14 @@ private:
   void checkUnknownUse(const Value &V, const clang::Expr *E);
   /// Strict mode: a call whose result type depends on layout flags unknown
   /// for its instance \p Instance (layout \p L of \p Callee).
+  /// The unknown result of a call of \p Callee, which declares no result
+  /// type: strict mode reports it once, at the call (the boundary), and
+  /// what is computed from it is not reported again.
+  Value unannotatedResult(const clang::Expr *Call,
+                          const clang::FunctionDecl *Callee);
   /// Whether the code states the type of \p E right where it is: the
-  /// argument of spmd::assert_type, the initializer of a typed variable.
+  /// argument of spmd::assert_type, the initializer of a typed variable, a
+  /// value assigned to a typed variable or field.
   bool typeStated(const clang::Expr *E);
   void checkUnknownLayout(const clang::Expr *Call,
                           const clang::FunctionDecl *Callee, const Layout &L,

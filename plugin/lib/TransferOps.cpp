@@ -115,9 +115,11 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
     return Value::error();
   }
   Value Out = resultOf(R, Ops, CE->getExprLoc());
-  // Computed from a value an error produced: no follow-on reports.
+  // Computed from a value an error produced, or from an unknown operand
+  // (strict mode reported it at this op, its first use): no follow-on
+  // unknown reports.
   for (const OperandSource &S : Ops.Sources)
-    if (S.E && S.V.fromError())
+    if (S.E && (S.V.fromError() || (TU.Opts.Strict && S.V.isUnknown())))
       Out.setFromError(true);
   propagateShards(CE, Name, Args, Ops, Out);
   if (Mutated)

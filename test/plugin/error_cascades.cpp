@@ -2,7 +2,8 @@
 // rejected, a collective whose axis is not a constant), and every value
 // computed from it, get no follow-on unknown-type warning in strict mode
 // (as Clang's expressions that contain errors). A value unknown for any other
-// reason is still reported. In global mode with strict-shards, a shard lost
+// reason is still reported, once: at its first use, not again at the values
+// computed from it. In global mode with strict-shards, a shard lost
 // by a rejected op is not reported again where the dim matters.
 // RUN-PLUGIN: -Xclang -verify=strict -fplugin-arg-spmd-check-strict
 // RUN-PLUGIN: -Xclang -verify=global -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-strict-shards
@@ -19,13 +20,15 @@ Tensor after_op_error(SPMD_TYPE(tp = P) const Tensor& h, SPMD_TYPE(tp = V) const
 SPMD_TYPE(tp = R)
 Tensor unknown_is_still_reported(SPMD_TYPE(tp = V) const Tensor& w, const Tensor& x) {
   auto y = torch::matmul(x, w); // strict-warning {{'x' has an unknown SPMD type}} global-warning {{'x' has an unknown SPMD type}}
-  return spmd::all_reduce(y, tp, P, R); // strict-warning {{'y' has an unknown SPMD type}} global-warning {{'y' has an unknown SPMD type}}
+  return spmd::all_reduce(y, tp, P, R); // 'y' is computed from 'x': not again
 }
 
-// One path from an error, one clean: silenced (the error was reported).
+// One path from an error, one from an unannotated call: each reported once
+// (the call at the call), the join silenced.
 SPMD_TYPE(tp = R)
 Tensor joined_paths(SPMD_TYPE(tp = I) const Tensor& b, SPMD_TYPE(tp = V) const Tensor& v, bool c) { // strict-note {{'b' has type I}} strict-note {{'v' has type V}} global-note {{'b' has type I}} global-note {{'v' has type V}}
-  Tensor t = opaque(v);
+  Tensor t = opaque(v); // strict-warning {{the result of 'opaque' has an unknown SPMD type}} global-warning {{the result of 'opaque' has an unknown SPMD type}}
+  // strict-note@Inputs/prelude.h:16 {{'opaque' is declared here}} global-note@Inputs/prelude.h:16 {{'opaque' is declared here}}
   if (c)
     t = v + b; // strict-error {{operator+: Invariant type on axis tp cannot mix}} strict-note {{insert spmd::convert}} global-error {{cannot mix}} global-note {{insert spmd::convert}}
   return spmd::all_reduce(t, tp, P, R);
