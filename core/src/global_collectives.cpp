@@ -176,7 +176,10 @@ Status check_unmasked_rows_input(const CollectiveCall& call,
           a + " would add every rank's row, not only the owner's",
       a,
       "zero them first, e.g. rows.masked_fill(outside.unsqueeze(-1), 0.0) "
-      "where outside marks the indices this rank does not hold");
+      "where outside marks the indices this rank does not hold, or multiply "
+      "by a 0/1 mask of the indices it holds that this function computes "
+      "by comparisons (rows * (~outside).unsqueeze(-1)); a mask passed in "
+      "as a parameter is not known to be 0/1");
   e.expected = "P";
   e.actual = "V";
   return e;

@@ -56,7 +56,7 @@ const std::set<std::string, std::less<>> kShape = {
     "broadcast_to", "narrow",   "select",       "slice",       "index",
     "index_select", "cat",      "concat",       "concatenate", "stack",
     "chunk",        "split",    "tensor_split", "unbind",      "flip",
-    "roll",         "repeat",   "tile"};
+    "roll",         "repeat",   "tile",         "triu",        "tril"};
 
 // ---- message helpers -------------------------------------------------------
 
@@ -647,15 +647,57 @@ std::optional<std::vector<long>> reduced_dims(const ShardingArgs& args,
   return dims;
 }
 
+// Whether `args` reduce every dim of an operand of shape `s`: no dim
+// argument (or an empty list), or, with the rank known, a list naming every
+// dim. False when the arguments are unknown.
+bool reduces_every_dim(const ShardingArgs& args, const Shape& s) {
+  if (!args.known) return false;
+  if (!args.has_dims || args.dims.empty()) return true;
+  if (!s.rank_known()) return false;
+  auto dims = reduced_dims(args, s.rank());
+  if (!dims) return false;
+  std::set<long> distinct(dims->begin(), dims->end());
+  return static_cast<long>(distinct.size()) == s.rank();
+}
+
+// A sum, not a mean: the reductions whose per-rank results over a shard add
+// up to the global result exactly.
+bool is_sum(const std::string& name) {
+  return name == "sum" || name == "nansum";
+}
+
 Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
                               bool linear, const std::vector<AxisArg>& ts,
                               const ShardingArgs& args, std::string_view axis) {
   const AxisArg& x = ts.at(0);
-  if (x.placement.kind == K::Unknown || !x.shape.rank_known()) return unknown();
-  long rank = x.shape.rank();
+  // The full-reduction rule: a sum over every dim of a tensor sharded on
+  // some dim, whichever it is (the front end may not know it: a V without a
+  // dim is Unknown here), is the pending sum of the global sum. A caller
+  // promotes only a V result (§12.2), so an Unknown operand that is not V
+  // is not affected. A mean is not claimed: each rank's mean of its shard
+  // adds up to axis-size times the global mean, and only for even shards.
+  if (x.placement.kind == K::Unknown) {
+    if (linear && is_sum(name) && reduces_every_dim(args, x.shape))
+      return out(Placement::partial(), !args.keepdim ? std::optional<long>(0)
+                                       : x.shape.rank_known()
+                                           ? std::optional<long>(x.shape.rank())
+                                           : std::nullopt);
+    return unknown();
+  }
+  if (!x.shape.rank_known()) {
+    // Every dim reduced: the shard dim is among them whatever the rank.
+    if (!x.placement.is_shard() || !reduces_every_dim(args, x.shape))
+      return unknown();
+  }
+  std::optional<long> known_rank;
+  if (x.shape.rank_known()) known_rank = x.shape.rank();
+  long rank = known_rank ? *known_rank : x.placement.dim + 1;
   auto dims = reduced_dims(args, rank);
   if (!dims) return unknown();
-  long out_rank = args.keepdim ? rank : rank - static_cast<long>(dims->size());
+  std::optional<long> out_rank =
+      !known_rank    ? (args.keepdim ? std::nullopt : std::optional<long>(0))
+      : args.keepdim ? *known_rank
+                     : *known_rank - static_cast<long>(dims->size());
   if (!x.placement.is_shard()) return out(x.placement, out_rank);
   long d = x.placement.dim;
   if (std::count(dims->begin(), dims->end(), d)) {
@@ -1351,16 +1393,176 @@ Result<AxisOutcome> index_subscript(const ShapeInput& s,
   return s.keep(out_dim, *nd);
 }
 
-// flip / roll: moving elements along the sharded dim crosses ranks.
-Result<AxisOutcome> flip_roll(const ShapeInput& s, const ShardingArgs& args) {
+// flip / roll: moving elements along the sharded dim crosses ranks (roll
+// without dims rolls the flattened tensor: every dim).
+Result<AxisOutcome> flip_roll(const ShapeInput& s, const std::string& name,
+                              const ShardingArgs& args) {
   if (!s.sharded) return s.keep(s.rank, 0);
-  if (!args.has_dims) return s.on_shard("it moves elements across");
+  if (!args.has_dims || (name == "roll" && args.dims.empty()))
+    return s.on_shard("it moves elements across");
   for (long a : args.dims) {
     auto n = dim_arg(s.op, s.axis, a, s.rank);
     if (!n) return n.error();
     if (*n == s.d) return s.on_shard("it moves elements across");
   }
   return s.keep(s.rank, s.d);
+}
+
+// triu / tril: the triangle of the last two dims is cut at the diagonal,
+// a global row - column index; each rank's block counts its own rows and
+// columns from 0, so a shard of either dim cuts every rank's block in the
+// wrong place (a causal mask built on a shard). Other dims (batch, heads)
+// keep their shard.
+Result<AxisOutcome> triangle(const ShapeInput& s) {
+  if (s.rank < 2) {
+    TypeError e;
+    e.kind = ErrorKind::InvalidArgument;
+    e.axis = std::string(s.axis);
+    e.message = std::string(s.op) + ": needs a tensor of rank 2 or more, got " +
+                std::to_string(s.rank);
+    return e;
+  }
+  if (!s.sharded || s.d < s.rank - 2) return s.keep(s.rank, s.d);
+  std::string d = std::to_string(s.d);
+  std::string a(s.axis);
+  return no_strategy(
+      s.op, s.axis,
+      "it keeps a triangle of the last two dims, cut at the diagonal (a "
+      "global row - column index), and " +
+          a + " shards dim " + d + " (S(" + d +
+          ")): each rank's block counts its rows and columns from 0, so its "
+          "triangle is cut in the wrong place",
+      gather_fix(s.axis, 0, s.d) +
+          ", or build this rank's block of the mask with its global "
+          "offset (triu(diagonal + start) of the block, or a comparison "
+          "of global indices)");
+}
+
+// repeat_interleave: each element repeated in place; the shards of an
+// evenly sharded dim repeated by a constant count are still the blocks of
+// the repeated dim, so the shard is kept. Counts given per element (a
+// tensor, args[1]) along the sharded dim do not split evenly; without a
+// dim the tensor is flattened first.
+Result<AxisOutcome> repeat_interleave(const ShapeInput& s,
+                                      const std::vector<AxisArg>& ts,
+                                      const ShardingArgs& args) {
+  if (!args.has_dims) {
+    if (!s.sharded) return s.keep(1, 0);
+    if (s.rank == 1 && ts.size() == 1) return s.keep(1, 0);
+    return s.on_shard("it flattens (no dim given) and repeats along");
+  }
+  if (args.dims.empty()) return unknown();
+  auto n = dim_arg(s.op, s.axis, args.dims[0], s.rank);
+  if (!n) return n.error();
+  if (ts.size() > 1) {
+    if (ts[1].placement.kind == K::Unknown) return unknown(s.rank);
+    if (s.sharded && *n == s.d)
+      return s.on_shard("it repeats by per-element counts along");
+  }
+  return s.keep(s.rank, s.d);
+}
+
+// scaled_dot_product_attention(q, k, v[, mask]): q [..., L, E], k [..., S,
+// E], v [..., S, Ev]; the output is [..., L, Ev]. A shard of a batch or
+// heads dim (one of the leading dims) that q, k and v share is kept: each
+// rank attends with its own heads. The scores are a sum over E and the
+// softmax runs over the keys S, so a shard of E, of S, or of a leading dim
+// that not every operand shares is rejected; a mask with the sharded dim
+// must be sharded with it (a replicated mask broadcasts only where its size
+// is 1). Queries sharded (L) with whole keys and values are correct without
+// a causal mask and wrong with one (the mask's rows count from 0 on every
+// rank), which the rule cannot see: unknown.
+Result<AxisOutcome> attention(std::string_view op,
+                              const std::vector<AxisArg>& ts,
+                              std::string_view axis) {
+  if (ts.size() < 3) return unknown();
+  for (const auto& t : ts)
+    if (t.placement.kind == K::Unknown || !t.shape.rank_known())
+      return unknown();
+  long rank = ts[0].shape.rank();
+  if (rank < 2) return unknown();
+  for (std::size_t i = 0; i < ts.size(); ++i)
+    if (ts[i].placement.kind == K::Partial)
+      return no_strategy(op, axis,
+                         arg(i) +
+                             " is a pending sum (P): the softmax of the "
+                             "scores is not linear",
+                         "all_reduce " + arg(i) + " first");
+  const AxisArg& q = ts[0];
+  bool any = false;
+  for (const auto& t : ts) any = any || t.placement.is_shard();
+  if (!any) return out(Placement::replicate(), rank);
+  std::string a(axis);
+  // Dims named from the end are the same in q, k and v (their ranks may
+  // differ only by leading dims).
+  auto from_end = [](const AxisArg& t) {
+    return t.placement.dim - t.shape.rank();
+  };
+  for (std::size_t i = 0; i < 3; ++i) {
+    const AxisArg& t = ts[i];
+    if (!t.placement.is_shard()) continue;
+    long e = from_end(t);
+    if (e == -1)
+      return no_strategy(
+          op, axis,
+          arg(i) + " is sharded on its last dim (S(" +
+              std::to_string(t.placement.dim) +
+              ")): the scores are a sum "
+              "over the features, and each rank holds only its part",
+          "shard the heads instead (a dim before the last two), or " +
+              gather_fix(axis, i, t.placement.dim));
+    if (e == -2 && i > 0)
+      return no_strategy(
+          op, axis,
+          arg(i) + " is sharded on the keys (S(" +
+              std::to_string(t.placement.dim) +
+              ")): the softmax runs over every key, and each rank holds "
+              "only its keys",
+          gather_fix(axis, i, t.placement.dim) +
+              " (ring attention is written by hand, in a local region)");
+  }
+  if (q.placement.is_shard() && from_end(q) == -2) {
+    if (ts[1].placement.kind == K::Replicate &&
+        ts[2].placement.kind == K::Replicate)
+      return unknown(rank);  // causal or not: not visible here
+    return no_strategy(op, axis,
+                       "args[0] is sharded on the queries and args[1] / "
+                       "args[2] are not replicated",
+                       gather_fix(axis, 0, q.placement.dim));
+  }
+  // A leading (batch or heads) dim: q, k and v sharded on it alike.
+  long e = from_end(q.placement.is_shard()       ? q
+                    : ts[1].placement.is_shard() ? ts[1]
+                                                 : ts[2]);
+  for (std::size_t i = 0; i < 3; ++i)
+    if (!ts[i].placement.is_shard() || from_end(ts[i]) != e)
+      return no_strategy(
+          op, axis,
+          "args[0], args[1] and args[2] must be sharded on the same batch "
+          "or heads dim; " +
+              arg(i) + " is " + ts[i].placement.to_string() +
+              " and another is sharded on dim " + std::to_string(e) +
+              " counted from the end",
+          "shard q, k and v on the same heads dim (a column-parallel "
+          "QKV projection does), or all_gather the sharded ones first");
+  for (std::size_t i = 3; i < ts.size(); ++i) {
+    const AxisArg& m = ts[i];
+    long md = m.shape.rank() + e;  // the mask's dim aligned from the end
+    if (md < 0) continue;          // the mask lacks the dim: broadcast
+    if (m.placement.is_shard() && m.placement.dim == md) continue;
+    if (m.placement.kind == K::Replicate) {
+      auto sz = m.shape.size(md);
+      if (sz && *sz == 1) continue;
+      if (!sz) return unknown(rank);
+    }
+    return no_strategy(op, axis,
+                       "the mask " + arg(i) + " is " + m.placement.to_string() +
+                           " but the heads or batch dim it has is sharded "
+                           "in args[0..2]",
+                       "shard the mask like the heads, or give it size 1 "
+                       "on that dim");
+  }
+  return out(Placement::shard(rank + e), rank);
 }
 
 // repeat / tile: repeating along the sharded dim would interleave shards.
@@ -1411,7 +1613,9 @@ Result<AxisOutcome> shape_op(std::string_view op, const std::string& name,
       name == "tensor_split" || name == "unbind")
     return narrow_select_split(s, name, ts, args);
   if (name == "index") return index_subscript(s, args);
-  if (name == "flip" || name == "roll") return flip_roll(s, args);
+  if (name == "flip" || name == "roll") return flip_roll(s, name, args);
+  if (name == "triu" || name == "tril") return triangle(s);
+  if (name == "repeat_interleave") return repeat_interleave(s, ts, args);
   if (name == "repeat" || name == "tile") return repeat_tile(s, args);
   return unknown();
 }
@@ -1594,6 +1798,8 @@ const char* to_string(ShardRule r) {
       return "embedding";
     case ShardRule::Loss:
       return "loss";
+    case ShardRule::Attention:
+      return "attention";
     case ShardRule::Unknown:
       return "unknown";
   }
@@ -1683,9 +1889,10 @@ ShardRule shard_rule_of(std::string_view op) {
   if (kNonlinearReduction.count(n)) return ShardRule::NonlinearReduction;
   if (kAlongDim.count(n)) return ShardRule::AlongDim;
   if (kNorm.count(n)) return ShardRule::Norm;
-  if (kShape.count(n)) return ShardRule::Shape;
+  if (kShape.count(n) || n == "repeat_interleave") return ShardRule::Shape;
   if (n == "embedding") return ShardRule::Embedding;
   if (n == "cross_entropy" || n == "nll_loss") return ShardRule::Loss;
+  if (n == "scaled_dot_product_attention") return ShardRule::Attention;
   if (kPointwise.count(n)) return ShardRule::Pointwise;
   return ShardRule::Unknown;
 }
@@ -1802,6 +2009,8 @@ Result<AxisOutcome> propagate_axis(std::string_view op,
                        tensors, axis);
     case ShardRule::Loss:
       return loss(op, tensors, args, axis);
+    case ShardRule::Attention:
+      return attention(op, tensors, axis);
     case ShardRule::Unknown:
       break;
   }

@@ -222,8 +222,9 @@ Tensor AttentionImpl::forward(SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3))
   auto v = parts[2].permute({1, 2, 0, 3});
 
   // Causal softmax over whole sequences: the heads are split, the keys are
-  // not, so softmax needs no communication. triu has no shape rule: the
-  // mask's declaration gives its rank for masked_fill's broadcasting.
+  // not, so softmax needs no communication. The mask's declaration gives
+  // its types (a factory outside an [[spmd::mesh]] function is unknown);
+  // triu keeps the rank of its [s, s] shape (core's triangle rule).
   auto scores =
       at::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(head_dim));
   SPMD_TYPE(dp = R, tp = R, spmd::rank(2))
@@ -347,7 +348,12 @@ Tensor GPTImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
   auto per_token =
       vocab_parallel_cross_entropy(logits, targets, vocab_start, vocab_end);
   // Divided by the global token count, the dp ranks' sums add up to the mean.
-  return spmd::reinterpret(per_token.sum() / global_tokens, dp, V, P);
+  // A sum over every dim of the dp-sharded losses is a pending sum over dp:
+  // P in global mode by inference (the full-reduction rule, whichever dim dp
+  // shards), and the assert_type says so; the runtime checker types the GPT
+  // in local mode, where the sum is V and assert_type's V -> P (spec §8.1)
+  // declares the pending sum, as a reinterpret would.
+  return spmd::assert_type(per_token.sum() / global_tokens, {dp = P});
 }
 
 // The two parameter groups, as the annotations of the layers declare them.
@@ -405,7 +411,10 @@ Tensor optimizer_step(GPT& model, torch::optim::AdamW& adamw, double max_norm) {
   std::vector<Tensor> sharded = model->sharded_parameters();
   // Squared gradient norms, per group.
   auto sq_replicated = at::zeros({}, at::kDouble);  // {dp: R, tp: R}
-  auto sq_sharded = at::zeros({}, at::kDouble);     // {dp: R, tp: V}
+  // The shards' squares are summed over tp (each element lives on one rank):
+  // a pending sum, from zero (convert keeps the value).
+  auto sq_sharded =
+      spmd::convert(at::zeros({}, at::kDouble), tp, R, P);  // {dp: R, tp: P}
 
   // A parameter replicated on tp under sequence parallelism was applied to
   // this rank's tokens only: its gradient is a partial sum on tp as on dp
@@ -430,18 +439,21 @@ Tensor optimizer_step(GPT& model, torch::optim::AdamW& adamw, double max_norm) {
     else
       d = spmd::all_reduce(g, dp, P, R);
     p.mutable_grad() = d;
-    sq_sharded += d.pow(2).sum();
+    // The sum over every dim of a tp shard: P on tp in global mode (the
+    // full-reduction rule; the shard dim differs per parameter and is not
+    // known here); in local mode (the runtime checker) V, which assert_type
+    // declares P.
+    sq_sharded += spmd::assert_type(d.pow(2).sum(), {tp = P});
   }
 
-  // The global norm: the shards' squares are summed over tp (each element
-  // lives on one rank), the replicated ones counted once.
-  auto shard_terms = spmd::reinterpret(sq_sharded, tp, V, P);
+  // The global norm: the shards' squares summed over tp, the replicated ones
+  // counted once.
   Tensor total;
   if (GPT_BUG_ON(grad_norm_tp_times)) {
-    auto all_terms = shard_terms + sq_replicated;  // BUG(grad_norm_tp_times)
+    auto all_terms = sq_sharded + sq_replicated;  // BUG(grad_norm_tp_times)
     total = spmd::all_reduce(all_terms, tp, P, R);
   } else {
-    total = spmd::all_reduce(shard_terms, tp, P, R) + sq_replicated;
+    total = spmd::all_reduce(sq_sharded, tp, P, R) + sq_replicated;
   }
   auto norm = total.sqrt();  // {dp: R, tp: R}
   // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6), at

@@ -209,8 +209,13 @@ const Expr *skipTransparent(const Expr *E, TypeClassifier &Types) {
 
 const VarDecl *namedVar(const Expr *E, TypeClassifier &Types) {
   E = skipTransparent(E, Types);
-  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E))
+  if (const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E)) {
+    // A structured binding of a tuple-like value is its holding variable
+    // (`auto [q, k] = f(); k = g(k);` assigns the binding).
+    if (const auto *BD = dyn_cast<BindingDecl>(DRE->getDecl()))
+      return BD->getHoldingVar();
     return dyn_cast<VarDecl>(DRE->getDecl());
+  }
   return nullptr;
 }
 

@@ -64,7 +64,8 @@ bool isEmptyOptional(const clang::Expr *E, TypeClassifier &Types);
 /// conversions, temporaries, copies and moves.
 const clang::Expr *skipTransparent(const clang::Expr *E, TypeClassifier &Types);
 
-/// The variable an lvalue expression names, if it is a plain variable.
+/// The variable an lvalue expression names, if it is a plain variable (a
+/// structured binding of a tuple-like value: its holding variable).
 const clang::VarDecl *namedVar(const clang::Expr *E, TypeClassifier &Types);
 /// The field an lvalue expression names (`this->w`, `obj.w`).
 const clang::FieldDecl *namedField(const clang::Expr *E, TypeClassifier &Types);

@@ -705,6 +705,32 @@ bool Reporter::renderUse(const Problem &P, Pending &D) {
   if (P.Code == ProblemCode::UnknownUse) {
     if (!ReportedUnknown.insert(Key).second)
       return false;
+    // A variable holding the result of a function that declares no result
+    // type: name the function (the boundary), with a note at it.
+    const VarDecl *VD = namedVar(P.Subject, TU.Types);
+    const Expr *Init = VD && VD->getInit()
+                           ? skipTransparent(VD->getInit(), TU.Types)
+                           : nullptr;
+    const auto *CE = dyn_cast_or_null<CallExpr>(Init);
+    const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
+    if (F && F->getIdentifier() && !TU.isAnnotated(F) &&
+        !isInTopNamespace(F, "std") && !isInTopNamespace(F, "at") &&
+        !isInTopNamespace(F, "torch") && !isInTopNamespace(F, "c10") &&
+        !isInTopNamespace(F, "spmd") &&
+        !SM.isInSystemHeader(F->getLocation())) {
+      std::string Name = "'" + F->getNameAsString() + "'";
+      D.Text = describe(P.Subject) + " has an unknown SPMD type: it holds " +
+               "the result of " + Name +
+               ", which declares no [[spmd::type]] "
+               "for its result; annotate " +
+               Name +
+               " or state the type with "
+               "spmd::assert_type";
+      D.Notes.push_back({F->getLocation(),
+                         Name + " is declared here without a result type",
+                         {}});
+      return true;
+    }
     D.Text = describe(P.Subject) +
              " has an unknown SPMD type; annotate it with [[spmd::type(...)]] "
              "or spmd::assert_type";

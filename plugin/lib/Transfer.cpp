@@ -84,9 +84,55 @@ unsigned Transfer::varIndex(const VarDecl *VD) {
 }
 
 void Transfer::setVar(const VarDecl *VD, const Value &V) {
-  if (declaredType(VD))
+  if (declaredType(VD) && !isRebindable(VD))
     return; // a declared variable keeps its declared type
   Cur = Cur.set(varIndex(VD), V, Arena);
+}
+
+static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
+                             unsigned Depth);
+
+bool Transfer::isRebindable(const VarDecl *VD) {
+  const auto *P = dyn_cast<ParmVarDecl>(VD);
+  return P && P->getDeclContext() == FD && !P->getType()->isReferenceType() &&
+         Types.isTracked(P->getType());
+}
+
+bool Transfer::holdsDeclared(const VarDecl *VD, const TypeAnnotation &A) {
+  auto It = VarIndex.find(VD);
+  const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second);
+  if (!V)
+    return true;
+  Value D = declared(A, {A.Loc, OriginKind::Declared});
+  if (D.rank() && V->rank() != D.rank())
+    return false;
+  for (const auto &[Ax, F] : D.axes()) {
+    const AxisFact *G = V->get(Ax);
+    if (!G || G->Mask != F.Mask || G->Shard != F.Shard)
+      return false;
+  }
+  return true;
+}
+
+void Transfer::rebindParameter(const VarDecl *VD, const TypeAnnotation &A,
+                               const Value &V, const Expr *RHS) {
+  Value New = V;
+  Value D = declared(A, {A.Loc, OriginKind::Declared});
+  bool Filled = false;
+  for (const auto &[Ax, F] : D.axes()) {
+    const AxisFact *G = New.get(Ax);
+    if (!G || (!G->knownType() && !G->isConflict())) {
+      New.set(Ax, F);
+      Filled = true;
+    }
+  }
+  if (Filled) {
+    if (!New.rank())
+      New.setRank(D.rank());
+    if (!isFreshParameter(RHS, Types, 0))
+      checkUnknownUse(V, RHS);
+  }
+  Cur = Cur.set(varIndex(VD), New, Arena);
 }
 
 //===----------------------------------------------------------------------===//
@@ -263,11 +309,17 @@ Value Transfer::evalUncached(const Expr *E) {
   if (E->containsErrors() || E->isValueDependent() || E->isTypeDependent())
     return Value::unknown();
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    // A structured binding: its holding variable's `get<i>(e)`, or the
+    // A structured binding: its holding variable's fact (set by its
+    // declaration, `get<i>(e)`, and by assignments to the binding), or the
     // element of an array or struct.
     if (const auto *BD = dyn_cast<BindingDecl>(DRE->getDecl())) {
-      if (const VarDecl *HV = BD->getHoldingVar())
+      if (const VarDecl *HV = BD->getHoldingVar()) {
+        auto It = VarIndex.find(HV);
+        if (const Value *V =
+                It == VarIndex.end() ? nullptr : Cur.get(It->second))
+          return *V;
         return HV->getInit() ? eval(HV->getInit()) : Value::unknown();
+      }
       return BD->getBinding() ? eval(BD->getBinding()) : Value::unknown();
     }
     const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
@@ -281,8 +333,13 @@ Value Transfer::evalUncached(const Expr *E) {
       }
       VD = cast<VarDecl>(Target);
     }
-    if (const TypeAnnotation *A = declaredType(VD))
+    if (const TypeAnnotation *A = declaredType(VD)) {
+      if (isRebindable(VD)) // its fact since entry (or since `VD = e`)
+        if (auto It = VarIndex.find(VD); It != VarIndex.end())
+          if (const Value *V = Cur.get(It->second))
+            return *V;
       return declared(*A, {A->Loc, OriginKind::Declared});
+    }
     auto It = VarIndex.find(VD);
     const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second);
     return V ? *V : Value::unknown();
@@ -388,6 +445,11 @@ Value Transfer::evalAssignment(const CXXOperatorCallExpr *CE) {
   LValue L = lvalueOf(CE->getArg(0));
   const VarDecl *VD = L.Var;
   const FieldDecl *F = L.Field;
+  if (VD && isRebindable(VD) && declaredType(VD)) {
+    auto It = VarIndex.find(VD);
+    const Value *Now = It == VarIndex.end() ? nullptr : Cur.get(It->second);
+    return Now ? *Now : V;
+  }
   if (const TypeAnnotation *A = VD  ? declaredType(VD)
                                 : F ? TU.Table.typeOf(F)
                                     : nullptr)
@@ -534,7 +596,7 @@ Value Transfer::unannotatedResult(const Expr *Call,
       isInTopNamespace(Callee, "c10") || isInTopNamespace(Callee, "at") ||
       isInTopNamespace(Callee, "torch") || isInTopNamespace(Callee, "spmd") ||
       TU.Ctx.getSourceManager().isInSystemHeader(Callee->getLocation()) ||
-      typeStated(Call))
+      typeStated(Call, /*AnyVariable=*/true))
     return U;
   Problem P;
   P.Kind = DiagKind::UnknownType;
@@ -911,6 +973,8 @@ void Transfer::assign(const Expr *LHS, const Value &V, const Expr *RHS) {
   LValue L = lvalueOf(LHS);
   if (const VarDecl *VD = L.Var) {
     if (const TypeAnnotation *A = declaredType(VD)) {
+      if (isRebindable(VD))
+        return rebindParameter(VD, *A, V, RHS);
       D.Kind = Destination::VarAssign;
       D.Decl = VD;
       D.Declared = A;
@@ -1123,14 +1187,17 @@ void Transfer::checkUnknownUse(const Value &V, const Expr *E) {
   report(std::move(P));
 }
 
-bool Transfer::typeStated(const Expr *E) {
+bool Transfer::typeStated(const Expr *E, bool AnyVariable) {
   const Stmt *Child = E;
   for (unsigned Depth = 0; Depth < 6; ++Depth) {
     auto Parents = Ctx.getParents(*Child);
     if (Parents.size() != 1)
       return false;
+    // A variable (or structured binding) holds it: its type may be stated
+    // later (assert_type on the variable); the first use of the variable
+    // is reported, naming the callee (Reporter).
     if (const auto *VD = Parents[0].get<VarDecl>())
-      return TU.Table.typeOf(VD) != nullptr;
+      return AnyVariable || TU.Table.typeOf(VD) != nullptr;
     const auto *Parent = Parents[0].get<Expr>();
     if (!Parent)
       return false;

@@ -235,14 +235,19 @@ private:
   struct OperandSource {
     const clang::Expr *E; ///< null for a scalar
     Value V;
+    /// For a scalar: the argument (its constant value, if any, matters to
+    /// the mask rules of core/masks.h).
+    const clang::Expr *Scalar = nullptr;
   };
   struct Operands {
     std::vector<core::Operand> Core;    // types left empty: see coreOperands
     std::vector<OperandSource> Sources; // parallel to Core
   };
   /// Global mode: keeps the "unmasked rows" mark of a vocab-parallel
-  /// lookup (AxisFact::UnmaskedRows) on an op's V result, unless the op is
-  /// masked_fill(mask, 0) of the marked rows.
+  /// lookup (AxisFact::UnmaskedRows) on an op's V result, unless the op
+  /// zeroes the marked rows where a mask says (core::zero_fills:
+  /// masked_fill(mask, 0), a product with a 0/1 mask, where with a 0
+  /// branch); sets the result's core::MaskKind (core::mask_result).
   void propagateUnmaskedRows(const clang::CallExpr *CE, llvm::StringRef Canon,
                              llvm::ArrayRef<const clang::Expr *> CallArgs,
                              const Operands &Ops, Value &Out);
@@ -265,6 +270,15 @@ private:
                           llvm::StringRef Canon, const Operands &Ops,
                           llvm::ArrayRef<const OperandSource *> Tensors,
                           const core::ShardingArgs &SA, AxisId A, Value &Out);
+  /// Global mode, after propagateShardAxis: the full-reduction rule. A V
+  /// result on an axis whose operand is V with an unknown shard dim becomes
+  /// P where the core says the op is a sum over every dim (whichever dim is
+  /// sharded, each rank's sum is a partial of the global sum); a mean or a
+  /// sum over some dims is left as it is.
+  void promoteFullReductions(const clang::CallExpr *CE, llvm::StringRef Name,
+                             llvm::StringRef Canon,
+                             llvm::ArrayRef<const OperandSource *> Tensors,
+                             const core::ShardingArgs &SA, Value &Out);
   /// Sets the core's placement \p R of the result on axis \p A in \p Out
   /// (\p Args: the operands it was computed from; \p FromEnd: the shard is
   /// counted from the end); returns whether the result is sharded by \p A.
@@ -364,9 +378,11 @@ private:
   Value unannotatedResult(const clang::Expr *Call,
                           const clang::FunctionDecl *Callee);
   /// Whether the code states the type of \p E right where it is: the
-  /// argument of spmd::assert_type, the initializer of a typed variable, a
-  /// value assigned to a typed variable or field.
-  bool typeStated(const clang::Expr *E);
+  /// argument of spmd::assert_type, the initializer of a typed variable (of
+  /// any variable with \p AnyVariable: its type may be asserted later, and
+  /// its first use is reported), a value assigned to a typed variable or
+  /// field.
+  bool typeStated(const clang::Expr *E, bool AnyVariable = false);
   void checkUnknownLayout(const clang::Expr *Call,
                           const clang::FunctionDecl *Callee, const Layout &L,
                           const clang::Expr *Instance);
@@ -410,6 +426,25 @@ private:
   // Variables.
   unsigned varIndex(const clang::VarDecl *VD);
   void setVar(const clang::VarDecl *VD, const Value &V);
+  /// A by-value parameter of the analysed function (not a reference): its
+  /// declared type is the callers' contract at entry; in the body it is a
+  /// variable that `=` rebinds, flow-sensitively (docs/plugin.md, "What is
+  /// checked"). A reference parameter is the caller's variable: it keeps its
+  /// declared type like a declared local.
+  bool isRebindable(const clang::VarDecl *VD);
+  /// Whether the parameter \p VD still has its declared type \p A (and rank)
+  /// on this path: an in-place update of it reaches the caller's tensor and
+  /// is checked against \p A.
+  bool holdsDeclared(const clang::VarDecl *VD, const TypeAnnotation &A);
+  /// `VD = e` on a rebindable parameter: VD takes e's type and rank; an axis
+  /// e leaves unknown keeps the declared type (strict mode reports it here,
+  /// as for a declared variable).
+  /// The effect of an in-place collective on its input variable.
+  void collectiveInPlace(const clang::CallExpr *CE,
+                         const core::CollectiveCall &Call, AxisId Axis,
+                         const Value &In, const Value &Out);
+  void rebindParameter(const clang::VarDecl *VD, const TypeAnnotation &A,
+                       const Value &V, const clang::Expr *RHS);
 
   core::InferenceContext inferenceContext() const;
 

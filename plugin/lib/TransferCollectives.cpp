@@ -54,16 +54,113 @@ core::OptionValue readOptionValue(core::OptionType Type, const Expr *Init,
   return core::OptionValue::unread();
 }
 
+/// Sets the option named by field \p F from the expression written for it
+/// (a field the core's table does not know, from a newer runtime, is not
+/// checked). readOptionValue gives a value of the option's own type (or
+/// unread), which set_option always accepts.
+void setOptionField(const FieldDecl *F, const Expr *Value,
+                    core::CollectiveCall &Call, ASTContext &Ctx) {
+  if (const core::CollectiveOptionInfo *O = core::find_option(F->getName()))
+    (void)core::set_option(Call, O->id, readOptionValue(O->type, Value, Ctx));
+}
+
+/// `v.f = e;` (built-in `=` or the field's own operator=): f and e.
+std::optional<std::pair<const FieldDecl *, const Expr *>>
+fieldAssignment(const Stmt *S, const VarDecl *VD) {
+  if (const auto *EWC = dyn_cast<ExprWithCleanups>(S))
+    S = EWC->getSubExpr();
+  const Expr *LHS = nullptr, *RHS = nullptr;
+  if (const auto *BO = dyn_cast<BinaryOperator>(S);
+      BO && BO->getOpcode() == BO_Assign) {
+    LHS = BO->getLHS();
+    RHS = BO->getRHS();
+  } else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(S);
+             OC && OC->getOperator() == OO_Equal && OC->getNumArgs() == 2) {
+    LHS = OC->getArg(0);
+    RHS = OC->getArg(1);
+  }
+  const auto *ME =
+      LHS ? dyn_cast<MemberExpr>(LHS->IgnoreParenImpCasts()) : nullptr;
+  const auto *F = ME ? dyn_cast<FieldDecl>(ME->getMemberDecl()) : nullptr;
+  const auto *Base =
+      ME ? dyn_cast<DeclRefExpr>(ME->getBase()->IgnoreParenImpCasts())
+         : nullptr;
+  if (!F || !Base || Base->getDecl() != VD || ME->isArrow())
+    return std::nullopt;
+  return std::make_pair(F, skipBraceWrappers(RHS));
+}
+
+/// The references to \p VD under \p S: in all, and as the options argument
+/// of an spmd collective (a const reference: read, not written).
+void countOptionUses(const Stmt *S, const VarDecl *VD, unsigned &All,
+                     unsigned &AsOptions) {
+  if (!S)
+    return;
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(S); DRE && DRE->getDecl() == VD)
+    ++All;
+  if (const auto *CE = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *F = CE->getDirectCallee();
+        F && isSpmdFunction(F) && F->getIdentifier() &&
+        core::parse_collective(F->getName()))
+      for (unsigned I = 1; I < CE->getNumArgs(); ++I)
+        if (const auto *DRE =
+                dyn_cast<DeclRefExpr>(CE->getArg(I)->IgnoreParenImpCasts());
+            DRE && DRE->getDecl() == VD)
+          ++AsOptions;
+  for (const Stmt *C : S->children())
+    countOptionUses(C, VD, All, AsOptions);
+}
+
+/// The compound statement under \p S one of whose statements declares \p VD,
+/// and that statement's index.
+const CompoundStmt *declaringBlock(const Stmt *S, const VarDecl *VD,
+                                   unsigned &Index) {
+  if (!S)
+    return nullptr;
+  if (const auto *CS = dyn_cast<CompoundStmt>(S)) {
+    unsigned I = 0;
+    for (const Stmt *C : CS->body()) {
+      if (const auto *DS = dyn_cast<DeclStmt>(C))
+        if (llvm::is_contained(DS->decls(), VD)) {
+          Index = I;
+          return CS;
+        }
+      ++I;
+    }
+  }
+  for (const Stmt *C : S->children())
+    if (const CompoundStmt *Found = declaringBlock(C, VD, Index))
+      return Found;
+  return nullptr;
+}
+
+/// Reads an options variable of the analysed function \p FD at the call
+/// \p Call: its initializer, then the constant field assignments
+/// (`opts.inplace = true;`) that come before the call among the statements
+/// of the block that declares it. False (not read) when anything else
+/// touches the variable: an assignment nested in a branch or a loop, a
+/// method call, its address, a use other than as a collective's options.
+bool readOptionsVariable(const VarDecl *VD, const FunctionDecl *FD,
+                         const Expr *CallE, core::CollectiveCall &Call,
+                         ASTContext &Ctx);
+
 /// Reads the options argument of a collective when it is written in place
-/// (`{}` or an aggregate initializer); otherwise the checker cannot see it
-/// and assumes the most permissive options (expert_mode on).
+/// (`{}` or an aggregate initializer) or is a local variable set by constant
+/// field assignments before the call (readOptionsVariable); otherwise the
+/// checker cannot see it and assumes the most permissive options (expert_mode
+/// on, not in place).
 void readCollectiveOptions(const Expr *E, core::CollectiveCall &Call,
-                           ASTContext &Ctx) {
+                           ASTContext &Ctx, const FunctionDecl *FD = nullptr,
+                           const Expr *CallE = nullptr) {
   if (!E || isa<CXXDefaultArgExpr>(E))
     return;
   const Expr *Inner = skipBraceWrappers(E);
   if (isEmptyConstruct(Inner))
     return; // CollectiveOptions{} / CollectiveOptions()
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Inner); DRE && FD && CallE)
+    if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
+      if (readOptionsVariable(VD, FD, CallE, Call, Ctx))
+        return;
   const auto *ILE = dyn_cast<InitListExpr>(Inner);
   const RecordDecl *RD = ILE ? ILE->getType()->getAsRecordDecl() : nullptr;
   if (!RD) {
@@ -78,12 +175,58 @@ void readCollectiveOptions(const Expr *E, core::CollectiveCall &Call,
     if (isa<ImplicitValueInitExpr>(Init) || isa<CXXDefaultInitExpr>(Init) ||
         isEmptyConstruct(Init))
       continue;
-    // The core's table says what each field is; a field it does not know
-    // (a newer runtime) is not checked. readOptionValue gives a value of the
-    // option's own type (or unread), which set_option always accepts.
-    if (const core::CollectiveOptionInfo *O = core::find_option(F->getName()))
-      (void)core::set_option(Call, O->id, readOptionValue(O->type, Init, Ctx));
+    setOptionField(F, Init, Call, Ctx); // the core's table says what F is
   }
+}
+
+bool readOptionsVariable(const VarDecl *VD, const FunctionDecl *FD,
+                         const Expr *CallE, core::CollectiveCall &Call,
+                         ASTContext &Ctx) {
+  if (VD->getDeclContext() != FD || !VD->isLocalVarDecl() ||
+      VD->getType()->isReferenceType() || VD->getType().isVolatileQualified())
+    return false;
+  const RecordDecl *RD = VD->getType()->getAsRecordDecl();
+  unsigned DeclIndex = 0;
+  const CompoundStmt *Block =
+      RD ? declaringBlock(FD->getBody(), VD, DeclIndex) : nullptr;
+  if (!Block)
+    return false;
+  // The initializer: none, `{}` / `()`, or an aggregate initializer.
+  core::CollectiveCall Read = Call;
+  if (const Expr *Init = VD->getInit()) {
+    const Expr *I = skipBraceWrappers(Init);
+    if (!isEmptyConstruct(I)) {
+      if (!isa<InitListExpr>(I))
+        return false; // a copy of another options value
+      readCollectiveOptions(I, Read, Ctx);
+    }
+  }
+  const SourceManager &SM = Ctx.getSourceManager();
+  SourceLocation CallLoc = SM.getExpansionLoc(CallE->getBeginLoc());
+  llvm::SmallVector<std::pair<const FieldDecl *, const Expr *>, 4> Before;
+  unsigned I = 0;
+  for (const Stmt *S : Block->body()) {
+    if (I++ <= DeclIndex)
+      continue;
+    if (auto FA = fieldAssignment(S, VD)) {
+      unsigned All = 0, AsOptions = 0;
+      countOptionUses(FA->second, VD, All, AsOptions);
+      if (All)
+        return false; // `o.f = g(o)`
+      if (SM.isBeforeInTranslationUnit(SM.getExpansionLoc(S->getEndLoc()),
+                                       CallLoc))
+        Before.push_back(*FA);
+      continue;
+    }
+    unsigned All = 0, AsOptions = 0;
+    countOptionUses(S, VD, All, AsOptions);
+    if (All != AsOptions)
+      return false;
+  }
+  for (const auto &[F, Value] : Before)
+    setOptionField(F, Value, Read, Ctx);
+  Call = Read;
+  return true;
 }
 
 } // namespace
@@ -125,7 +268,7 @@ Transfer::readCollectiveCall(const CallExpr *CE, core::Collective C) {
   }
   readCollectiveOptions(CE->getNumArgs() > OptionsArg ? CE->getArg(OptionsArg)
                                                       : nullptr,
-                        Call, Ctx);
+                        Call, Ctx, FD, CE);
   return Call;
 }
 
@@ -208,7 +351,44 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
     TU.Reductions.insert({CE->getExprLoc().getRawEncoding(), To});
   Out.set(To, AxisFact::known(globalAxis(To) ? Call->dst : Call->dst.local(),
                               {CE->getExprLoc(), OriginKind::Collective}, Pos));
+  if (Call->inplace && Legal.ok())
+    collectiveInPlace(CE, *Call, To, In, Out);
   return Out;
+}
+
+/// An in-place collective (`all_reduce(x, tp, P, R, {.inplace = true})`):
+/// x itself now holds the result, an explicit change of type. An undeclared
+/// variable or a by-value parameter takes it (the caller's variable is not
+/// followed); a declared variable, reference parameter or field is checked
+/// like an in-place op's destination. Given by a value the checker cannot
+/// read, in place or not is unknown: so is x's type on the axis.
+void Transfer::collectiveInPlace(const CallExpr *CE,
+                                 const core::CollectiveCall &Call, AxisId Axis,
+                                 const Value &In, const Value &Out) {
+  const Expr *X = CE->getArg(0);
+  LValue L = lvalueOf(X);
+  const TypeAnnotation *A = L.Var     ? declaredType(L.Var)
+                            : L.Field ? TU.Table.typeOf(L.Field)
+                                      : nullptr;
+  if (A && !(L.Var && isRebindable(L.Var))) {
+    Destination D;
+    D.Kind = Destination::InPlaceResult;
+    D.Mutated = X;
+    D.Declared = A;
+    checkAgainst(Out, *A, D, CE);
+    return;
+  }
+  if (!L.Var || !Types.isTensor(L.Var->getType()))
+    return;
+  bool Unread = Call.unread_options &
+                (1u << static_cast<unsigned>(core::CollectiveOption::Inplace));
+  Value After = Out;
+  if (Unread) {
+    After = In;
+    After.set(Axis, AxisFact::unknown());
+    After.setOpen(true); // strict mode reports its use when nothing is known
+  }
+  setVar(L.Var, After);
 }
 
 Problem Transfer::collectiveInputProblem(const CallExpr *CE,

@@ -73,7 +73,7 @@ void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
   }
   if (Types.isScalar(A->getType())) {
     Ops.Core.push_back(core::Operand::weak_scalar(Pos));
-    Ops.Sources.push_back({nullptr, Value::unknown()});
+    Ops.Sources.push_back({nullptr, Value::unknown(), A});
     return;
   }
   llvm::SmallVector<const Expr *, 4> Elems;
@@ -364,9 +364,14 @@ Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
     report(std::move(P));
     return Before;
   }
-  if (const TypeAnnotation *A = VD      ? declaredType(VD)
-                                : Field ? TU.Table.typeOf(Field)
-                                        : nullptr) {
+  const TypeAnnotation *A = VD      ? declaredType(VD)
+                            : Field ? TU.Table.typeOf(Field)
+                                    : nullptr;
+  // A parameter rebound to another type (`x = f(x);`) no longer holds the
+  // caller's tensor: updated like an undeclared variable.
+  if (A && VD && isRebindable(VD) && !holdsDeclared(VD, *A))
+    A = nullptr;
+  if (A) {
     Destination D;
     D.Kind = Destination::InPlaceResult;
     D.Mutated = Mutated;

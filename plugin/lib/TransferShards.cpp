@@ -15,6 +15,7 @@
 #include "Transfer.h"
 
 #include <spmd/core/global_collectives.h>
+#include <spmd/core/masks.h>
 #include <spmd/core/partition_spec.h>
 #include <spmd/core/sharding_propagation.h>
 
@@ -35,14 +36,14 @@ bool tableFirstEmbedding(const CallExpr *CE) {
          NS->getParent()->getRedeclContext()->isTranslationUnit();
 }
 
-/// Whether \p E is the constant 0 (an int or floating literal, possibly
-/// converted to at::Scalar).
-bool isZeroConstant(const Expr *E, const ASTContext &Ctx) {
+/// The value of \p E when it is a numeric constant (an int or floating
+/// literal, possibly converted to at::Scalar).
+std::optional<double> numericConstant(const Expr *E, const ASTContext &Ctx) {
   for (int Depth = 0; E && Depth < 4; ++Depth) {
     E = E->IgnoreImplicit();
     if (const auto *C = dyn_cast<CXXConstructExpr>(E)) {
       if (C->getNumArgs() != 1)
-        return false;
+        return std::nullopt;
       E = C->getArg(0);
       continue;
     }
@@ -50,12 +51,12 @@ bool isZeroConstant(const Expr *E, const ASTContext &Ctx) {
   }
   Expr::EvalResult R;
   if (!E || E->isValueDependent() || !E->EvaluateAsRValue(R, Ctx))
-    return false;
+    return std::nullopt;
   if (R.Val.isInt())
-    return R.Val.getInt().isZero();
+    return double(R.Val.getInt().getSExtValue());
   if (R.Val.isFloat())
-    return R.Val.getFloat().isZero();
-  return false;
+    return R.Val.getFloat().convertToDouble();
+  return std::nullopt;
 }
 
 } // namespace
@@ -337,6 +338,17 @@ core::ShardingArgs shardingArgs(llvm::StringRef Canon,
         Canon == "unbind")
       if (SA.dims.empty())
         SA.dims.push_back(0);
+  } else if (Canon == "roll") {
+    // roll(shifts, dims): without dims it rolls the flattened tensor.
+    if (L.size() > 1)
+      Dims(1, 2);
+  } else if (Canon == "repeat_interleave") {
+    // (repeats, dim) with a constant count; one list is either the count
+    // without a dim or the dim after a tensor of counts: not read.
+    if (L.size() > 1)
+      Dims(1, 2);
+    else if (L.size() == 1)
+      SA.known = false;
   } else if (llvm::is_contained({"chunk", "split", "tensor_split"}, Canon)) {
     if (L.size() > 1)
       Dims(1, 2);
@@ -429,23 +441,33 @@ static core::Placement placementOf(const Value &V, AxisId Axis) {
 void Transfer::propagateUnmaskedRows(const CallExpr *CE, llvm::StringRef Canon,
                                      llvm::ArrayRef<const Expr *> CallArgs,
                                      const Operands &Ops, Value &Out) {
-  // masked_fill(mask, 0) of the marked rows zeroes the rows of indices this
-  // rank does not hold (which mask: not checked, see docs/plugin.md); any
-  // other op keeps the mark on a V result.
-  bool Zeroing = Canon == "masked_fill" && !CallArgs.empty() &&
-                 isZeroConstant(CallArgs.back(), Ctx);
-  const OperandSource *Filled = nullptr;
+  // An op that zeroes the marked rows where a mask says (masked_fill(mask,
+  // 0), a product with a 0/1 mask, where with a 0 branch: core::zero_fills)
+  // zeroes the rows of indices this rank does not hold (which mask: not
+  // checked, see docs/plugin.md); any other op keeps the mark on a V
+  // result. The result's mask kind (a comparison, a conversion of a mask,
+  // ...) is core::mask_result's.
+  std::vector<core::MaskOperand> Masks;
+  Masks.reserve(Ops.Sources.size());
   for (const OperandSource &S : Ops.Sources)
-    if (S.E) {
-      Filled = &S;
-      break;
-    }
-  for (const OperandSource &S : Ops.Sources) {
-    if (!S.E)
+    Masks.push_back(
+        S.E ? core::MaskOperand::of_tensor(core::MaskKind(S.V.maskKind()))
+            : core::MaskOperand::of_scalar(
+                  S.Scalar ? numericConstant(S.Scalar, Ctx) : std::nullopt));
+  Out.setMaskKind(uint8_t(core::mask_result(Canon, Masks)));
+  for (size_t I = 0; I < Ops.Sources.size(); ++I) {
+    const OperandSource &S = Ops.Sources[I];
+    if (!S.E || !core::gives_values(Canon, I))
       continue;
+    bool Zeroed = false, Checked = false;
     for (const auto &[A, F] : S.V.axes()) {
-      if (F.Shard != AxisFact::UnmaskedRows || !F.knownType() ||
-          (Zeroing && &S == Filled))
+      if (F.Shard != AxisFact::UnmaskedRows || !F.knownType())
+        continue;
+      if (!Checked) {
+        Zeroed = core::zero_fills(Canon, Masks, I);
+        Checked = true;
+      }
+      if (Zeroed)
         continue;
       const AxisFact *OF = Out.get(A);
       std::optional<PerAxisType> K = OF ? OF->knownType() : std::nullopt;
@@ -526,6 +548,18 @@ bool readsReductionDims(llvm::StringRef Canon) {
                             Canon);
 }
 
+/// Whether a non-tensor argument written at the call is not one intLists
+/// reads (a dim list held in a variable, a dtype object): a reduction's dims
+/// are then unknown, not "every dim".
+bool unreadArgument(llvm::ArrayRef<const Expr *> CallArgs,
+                    TypeClassifier &Types, const ASTContext &Ctx) {
+  for (const Expr *A : CallArgs)
+    if (!isa<CXXDefaultArgExpr>(A) && !Types.isTensor(A->getType()) &&
+        !Types.isOptionalTensor(A->getType()) && !intList(A, Ctx))
+      return true;
+  return false;
+}
+
 /// For an op of one tensor operand \p X sharded on a dim counted from the
 /// end whose rule counts every dim from the end too (a pointwise op with
 /// scalars, softmax / cumsum / sort along a negative dim, a reduction over
@@ -537,6 +571,20 @@ std::optional<long> fromEndRank(llvm::StringRef Canon,
                                 const core::ShardingArgs &SA,
                                 const core::AxisArg &X) {
   long Rank = -X.placement.dim;
+  // The triangle of the last two dims; flip / roll along dims counted from
+  // the end.
+  if (Canon == "triu" || Canon == "tril")
+    return std::max(2L, Rank);
+  if (Canon == "roll" && !SA.has_dims) // the flattened tensor: every dim
+    return Rank;
+  if ((Canon == "flip" || Canon == "roll") && SA.known && !SA.dims.empty()) {
+    for (long D : SA.dims) {
+      if (D >= 0)
+        return std::nullopt;
+      Rank = std::max(Rank, -D);
+    }
+    return Rank;
+  }
   switch (core::shard_rule_of(Canon.str())) {
   case core::ShardRule::Pointwise:
     return Rank;
@@ -638,6 +686,8 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
   propagateUnmaskedRows(CE, Canon, CallArgs, Ops, Out);
   llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
   core::ShardingArgs SA = shardingArgs(Canon, Lists);
+  if (readsReductionDims(Canon) && unreadArgument(CallArgs, Types, Ctx))
+    SA.known = false;
 
   // The tensor operands, with their ranks where known.
   llvm::SmallVector<const OperandSource *, 4> Tensors;
@@ -651,6 +701,13 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     for (core::Shape &Sh : Shapes)
       if (!Sh.rank_known())
         Sh = core::Shape::of_rank(*Rank);
+  // repeat_interleave(counts, dim): after a tensor of counts, the one
+  // integer list is the dim.
+  if (Canon == "repeat_interleave" && Tensors.size() == 2 &&
+      Lists.size() == 1 && Lists[0].size() == 1 && Lists[0][0]) {
+    SA.known = SA.has_dims = true;
+    SA.dims.assign(1, *Lists[0][0]);
+  }
   std::optional<long> OutRank = resultRank(Name, Canon, Shapes, Lists, SA);
   Out.setRank(OutRank ? std::optional<int>(int(*OutRank)) : std::nullopt);
 
@@ -665,6 +722,7 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     if (propagateShardAxis(CE, Name, Canon, Ops, Tensors, SA, A, Out))
       Placed.push_back(A);
   orderTuples(CE, Name, Ops, Tensors, Placed, Out);
+  promoteFullReductions(CE, Name, Canon, Tensors, SA, Out);
   checkUnknownShardOperands(CE, Canon, Ops, Out);
   // The result's dims of size 1 (a keepdim reduction, unsqueeze, and
   // pointwise ops of such values), for the broadcasting rules of its uses.
@@ -672,6 +730,44 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
     Out.setSizeOneDims(sizeOneMask(core::result_shape(
         Name, std::vector<core::Shape>(Shapes.begin(), Shapes.end()), SA,
         long(*R))));
+}
+
+void Transfer::promoteFullReductions(
+    const CallExpr *CE, llvm::StringRef Name, llvm::StringRef Canon,
+    llvm::ArrayRef<const OperandSource *> Tensors, const core::ShardingArgs &SA,
+    Value &Out) {
+  // Asked only for a V of unknown dim (rare in global code): the rule family
+  // is a lookup by name.
+  std::optional<bool> Reduction;
+  for (const OperandSource *S : Tensors)
+    for (const auto &[A, F] : S->V.axes()) {
+      // Known dims went through propagateShardAxis; unmasked rows are no
+      // shard of the lookup (their sum over tp adds every rank's row).
+      std::optional<PerAxisType> K = F.knownType();
+      if (!K || K->kind != TypeKind::Varying ||
+          F.Shard != AxisFact::UnknownShard || !globalAxis(A))
+        continue;
+      const AxisFact *OF = Out.get(A);
+      std::optional<PerAxisType> OK = OF ? OF->knownType() : std::nullopt;
+      if (!OK || OK->kind != TypeKind::Varying ||
+          OF->Shard != AxisFact::UnknownShard)
+        continue;
+      if (!Reduction)
+        Reduction =
+            core::shard_rule_of(Canon) == core::ShardRule::LinearReduction;
+      if (!*Reduction)
+        return;
+      // The core decides (the full-reduction rule: a sum over every dim of
+      // a tensor sharded on any dim is a pending sum).
+      std::vector<core::AxisArg> Args;
+      for (const OperandSource *T : Tensors)
+        Args.push_back({placementOf(T->V, A), shapeOf(T->V)});
+      core::Result<core::AxisOutcome> R =
+          core::propagate_axis(Name, Args, SA, TU.Axes.name(A));
+      if (R.ok() && R->placement.kind == core::Placement::Kind::Partial)
+        Out.set(A, AxisFact::known(types::P,
+                                   {CE->getExprLoc(), OriginKind::Inferred}));
+    }
 }
 
 std::optional<core::TypeError>

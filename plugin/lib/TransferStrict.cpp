@@ -75,11 +75,15 @@ void Transfer::checkUnknownShardOperands(const CallExpr *CE,
     for (const auto &[A, F] : S.V.axes()) {
       if (!unknownShard(&F) || !globalAxis(A))
         continue;
-      if (Matters && lostShard(&F, A))
+      // A V operand with a P result: the full-reduction rule
+      // (promoteFullReductions), whichever dim was sharded.
+      const AxisFact *OF = Out.get(A);
+      std::optional<PerAxisType> OK = OF ? OF->knownType() : std::nullopt;
+      bool Pending = OK && OK->kind == TypeKind::Partial;
+      if (Matters && !Pending && lostShard(&F, A))
         checkUnknownShard(S.V, S.E, A);
       // A result whose shard is unknown because this operand's is: its
       // report names the place the dim was lost.
-      const AxisFact *OF = Out.get(A);
       std::pair<unsigned, AxisId> Here{CE->getExprLoc().getRawEncoding(), A};
       if (!unknownShard(OF) || OF->originOf(types::V).Loc != CE->getExprLoc() ||
           TU.ShardLoss.count(Here))

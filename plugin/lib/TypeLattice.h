@@ -253,6 +253,11 @@ public:
     Ones = Rank < 0 ? 0 : M & (Rank >= 64 ? ~0ull : (1ull << Rank) - 1);
   }
   bool isTop() const { return IsTop; }
+  /// What is known about the elements' values, as core::MaskKind (0: none,
+  /// 1: every element is 0 or 1, 2: a bool tensor); global mode reads masks
+  /// with it (core/include/spmd/core/masks.h).
+  uint8_t maskKind() const { return MaskK; }
+  void setMaskKind(uint8_t K) { MaskK = K; }
   /// An unknown value that an error already reported produced (an op the
   /// core rejected, a collective whose arguments cannot be read), or a value
   /// computed from one: like Clang's expressions that contain errors, it
@@ -348,6 +353,7 @@ public:
       return;
     }
     FromError = FromError || O.FromError;
+    MaskK = std::min(MaskK, O.MaskK); // a mask on every path
     llvm::SmallVector<Entry, 4> Out;
     auto A = Axes.begin(), AE = Axes.end();
     auto B = O.Axes.begin(), BE = O.Axes.end();
@@ -377,7 +383,7 @@ public:
   friend bool operator==(const Value &X, const Value &Y) {
     if (X.Open != Y.Open || X.IsTop != Y.IsTop || X.IsEmpty != Y.IsEmpty ||
         X.FromError != Y.FromError || X.Rank != Y.Rank || X.Ones != Y.Ones ||
-        X.Axes.size() != Y.Axes.size())
+        X.MaskK != Y.MaskK || X.Axes.size() != Y.Axes.size())
       return false;
     for (size_t I = 0; I < X.Axes.size(); ++I)
       if (X.Axes[I].first != Y.Axes[I].first ||
@@ -395,6 +401,7 @@ private:
   bool IsTop = false;
   bool IsEmpty = false;
   bool FromError = false;
+  uint8_t MaskK = 0; // core::MaskKind (see maskKind)
   int8_t Rank = -1;  // -1: unknown
   uint64_t Ones = 0; // dims of local size 1 (see sizeOneDims)
 };

@@ -192,6 +192,68 @@ int64_t grown_room(int64_t room, int64_t wanted, int64_t n) {
   return grown < wanted ? room : std::max(room, grown);
 }
 
+namespace {
+
+// The error for ranks that did not make the same call: the ranks grouped by
+// what they called, in rank order, and what differs where two groups print
+// alike. `row_of(s)` is rank s's row of the exchanged signatures.
+template <typename RowOf>
+[[noreturn]] void throw_disagreement(const CallSite& site, RowOf row_of) {
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> groups;
+  for (int64_t s = 0; s < site.n; ++s) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return same_call(row_of(g.first), row_of(s));
+    });
+    if (it == groups.end())
+      groups.push_back({s, {s}});
+    else
+      it->second.push_back(s);
+  }
+  std::ostringstream os;
+  os << where(site)
+     << ": the ranks of the axis did not make the same call (spmd "
+        "consistency check): ";
+  std::map<std::string, int> seen;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::string text = describe_row(row_of(groups[g].first));
+    os << (g ? "; " : "") << rank_list(groups[g].second) << ": " << text;
+    if (seen.count(text))
+      os << " (differs from " << rank_list(groups[seen[text]].second) << " in "
+         << hidden_difference(row_of(groups[seen[text]].first),
+                              row_of(groups[g].first))
+         << ")";
+    else
+      seen[text] = static_cast<int>(g);
+  }
+  os << ". Every rank of the axis must call the same collective, in the "
+        "same order, with tensors of the same dtype, device and shape "
+        "(uneven S(i) shards: pass the same split_sizes on every rank)";
+  throw CollectiveError(os.str());
+}
+
+// Every rank's payload ([n, numel], the dtype and shape of `payload`, which
+// the signatures showed to be the same on every rank) out of the exchanged
+// frames `all` ([n, frame] int64 words, the payload after kSlots words).
+at::Tensor payload_rows(const at::Tensor& all, int64_t frame, int64_t n,
+                        const at::Tensor& payload) {
+  const int64_t esize = static_cast<int64_t>(payload.element_size());
+  const int64_t payload_bytes = static_cast<int64_t>(payload.nbytes());
+  if ((frame * 8) % esize != 0)
+    return all.narrow(1, kSlots, (payload_bytes + 7) / 8)
+        .view(at::kByte)
+        .narrow(1, 0, payload_bytes)
+        .contiguous()
+        .view(payload.scalar_type());
+  // A view of the received rows, built directly (ATen's view ops each cost
+  // more than the rest of check_signatures); the deleter keeps them alive.
+  auto* data = const_cast<int64_t*>(all.const_data_ptr<int64_t>()) + kSlots;
+  return at::from_blob(
+      data, {n, payload.numel()}, {frame * 8 / esize, 1},
+      [keep = all](void*) {}, all.options().dtype(payload.scalar_type()));
+}
+
+}  // namespace
+
 std::vector<int64_t> check_signatures(const CallSignature& mine,
                                       const CallSite& site,
                                       const Exchange& exchange, int64_t room,
@@ -227,67 +289,14 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
   }
   const int64_t* rows = all.const_data_ptr<int64_t>();
   auto row_of = [&](int64_t s) { return rows + s * frame; };
-
-  bool agree = true;
-  for (int64_t s = 0; s < site.n && agree; ++s)
-    agree = same_call(row_of(0), row_of(s)) && same_call(row_of(s), row_of(0));
-  if (!agree) {
-    // Group the ranks by what they called, in rank order.
-    std::vector<std::pair<int64_t, std::vector<int64_t>>> groups;
-    for (int64_t s = 0; s < site.n; ++s) {
-      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
-        return same_call(row_of(g.first), row_of(s));
-      });
-      if (it == groups.end())
-        groups.push_back({s, {s}});
-      else
-        it->second.push_back(s);
-    }
-    std::ostringstream os;
-    os << where(site)
-       << ": the ranks of the axis did not make the same call (spmd "
-          "consistency check): ";
-    std::map<std::string, int> seen;
-    for (size_t g = 0; g < groups.size(); ++g) {
-      const std::string text = describe_row(row_of(groups[g].first));
-      os << (g ? "; " : "") << rank_list(groups[g].second) << ": " << text;
-      if (seen.count(text))
-        os << " (differs from " << rank_list(groups[seen[text]].second)
-           << " in "
-           << hidden_difference(row_of(groups[seen[text]].first),
-                                row_of(groups[g].first))
-           << ")";
-      else
-        seen[text] = static_cast<int>(g);
-    }
-    os << ". Every rank of the axis must call the same collective, in the "
-          "same order, with tensors of the same dtype, device and shape "
-          "(uneven S(i) shards: pass the same split_sizes on every rank)";
-    throw CollectiveError(os.str());
-  }
+  for (int64_t s = 0; s < site.n; ++s)
+    if (!same_call(row_of(0), row_of(s)) || !same_call(row_of(s), row_of(0)))
+      throw_disagreement(site, row_of);
   std::vector<int64_t> extents;
   if (mine.free_dim >= 0)
     for (int64_t s = 0; s < site.n; ++s)
       extents.push_back(row_of(s)[kFreeExtent]);
-  if (payload.defined()) {
-    // Every rank's data: the same dtype and shape as ours (checked above),
-    // as a view of the received rows (no copy).
-    const int64_t esize = static_cast<int64_t>(payload.element_size());
-    if ((frame * 8) % esize == 0) {
-      // Built directly (ATen's view ops each cost more than the rest of
-      // this function); the deleter keeps the received rows alive.
-      auto* data = const_cast<int64_t*>(rows) + kSlots;
-      *gathered = at::from_blob(
-          data, {site.n, payload.numel()}, {frame * 8 / esize, 1},
-          [keep = all](void*) {}, all.options().dtype(payload.scalar_type()));
-    } else {
-      *gathered = all.narrow(1, kSlots, (payload_bytes + 7) / 8)
-                      .view(at::kByte)
-                      .narrow(1, 0, payload_bytes)
-                      .contiguous()
-                      .view(payload.scalar_type());
-    }
-  }
+  if (payload.defined()) *gathered = payload_rows(all, frame, site.n, payload);
   return extents;
 }
 

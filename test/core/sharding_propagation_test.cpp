@@ -1034,6 +1034,149 @@ TEST(ModeTest, Z017_LocalAxisKeepsLocalSemantics) {
   EXPECT_EQ(r->type.to_string(), "{dp: V, tp: R}");
 }
 
+// ---- the full-reduction rule (spec §12.2, docs/plugin.md "Global mode") --
+//
+// A sum over every dim of a tensor that is V on an axis is the pending sum
+// of the global sum, whichever dim the axis shards: a static front end that
+// does not know the dim still gets P. A mean is not claimed (each rank's
+// mean adds up to axis-size times the global mean, for even shards only).
+
+/// A V operand whose shard dim on `axis` is not known (a static front end's
+/// `V` annotation, or a join of two shards).
+GlobalOperand GUnknownShard(std::string_view map, const std::string& axis,
+                            Shape shape) {
+  GlobalType g = GT(map, shape);
+  g.unknown_shards.insert(axis);
+  return GlobalOperand::tensor(g, shape);
+}
+
+ShardingArgs KeepDim() {
+  ShardingArgs a;
+  a.keepdim = true;
+  return a;
+}
+
+TEST(FullReductionTest, SumOfUnknownShardIsPartial) {
+  auto r = infer_global(
+      "sum", {GUnknownShard("{dp: V}", "dp", Shape::of({8, 4}))}, {});
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->type.to_string(), "{dp: P}");
+  EXPECT_TRUE(r->type.unknown_shards.empty());
+  EXPECT_EQ(r->out_rank, std::optional<long>(0));
+}
+
+TEST(FullReductionTest, SumOverEveryDimListedIsPartial) {
+  for (auto dims : {std::vector<long>{0, 1}, std::vector<long>{-1, 0},
+                    std::vector<long>{1, 0, 1}}) {
+    auto r = infer_global(
+        "sum", {GUnknownShard("{tp: V}", "tp", Shape::of({8, 4}))}, Dims(dims));
+    ASSERT_TRUE(Succeeds(r));
+    EXPECT_EQ(r->type.to_string(), "{tp: P}");
+  }
+}
+
+TEST(FullReductionTest, SumOfUnknownShardOfUnknownRankIsPartial) {
+  for (const char* op : {"sum", ".sum", "torch::sum", "nansum"}) {
+    auto r = infer_global(
+        op, {GUnknownShard("{tp: V}", "tp", Shape::unknown())}, {});
+    ASSERT_TRUE(Succeeds(r)) << op;
+    EXPECT_EQ(r->type.to_string(), "{tp: P}") << op;
+  }
+}
+
+TEST(FullReductionTest, KeepdimKeepsTheRank) {
+  auto r = infer_global(
+      "sum", {GUnknownShard("{tp: V}", "tp", Shape::of({8, 4}))}, KeepDim());
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->type.to_string(), "{tp: P}");
+  EXPECT_EQ(r->out_rank, std::optional<long>(2));
+}
+
+TEST(FullReductionTest, SumOverSomeDimsOfUnknownShardStaysUnknown) {
+  // The shard may be on the dim that is kept.
+  auto r = infer_global(
+      "sum", {GUnknownShard("{tp: V}", "tp", Shape::of({8, 4}))}, Dims({1}));
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->type.to_string(), "{tp: S(?)}");
+  // Dims given but the rank unknown: whether they are all is unknown.
+  r = infer_global("sum", {GUnknownShard("{tp: V}", "tp", Shape::unknown())},
+                   Dims({0, 1}));
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->type.to_string(), "{tp: S(?)}");
+  // Dim arguments the front end could not read.
+  ShardingArgs unread;
+  unread.known = false;
+  r = infer_global("sum", {GUnknownShard("{tp: V}", "tp", Shape::of({8, 4}))},
+                   unread);
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->type.to_string(), "{tp: S(?)}");
+}
+
+TEST(FullReductionTest, MeanAndNonlinearReductionsAreNotClaimed) {
+  for (const char* op :
+       {"mean", "nanmean", "amax", "max", "norm", "prod", "logsumexp"}) {
+    auto r = infer_global(
+        op, {GUnknownShard("{tp: V}", "tp", Shape::of({8, 4}))}, {});
+    ASSERT_TRUE(Succeeds(r)) << op;
+    EXPECT_EQ(r->type.to_string(), "{tp: S(?)}") << op;
+  }
+}
+
+TEST(FullReductionTest, KnownShardOfUnknownRank) {
+  // A front end that knows the shard dim but not the rank: every dim
+  // reduced, so the shard dim is among them whatever the rank.
+  std::vector<AxisArg> x = {{Placement::shard(1), Shape::unknown()}};
+  auto r = propagate_axis("sum", x, {}, "tp");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->placement, Placement::partial());
+  EXPECT_EQ(r->out_rank, std::optional<long>(0));
+  r = propagate_axis("sum", x, KeepDim(), "tp");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->placement, Placement::partial());
+  EXPECT_EQ(r->out_rank, std::nullopt);
+  // A mean over the shard keeps its note (P is axis-size times the mean).
+  r = propagate_axis("mean", x, {}, "tp");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->placement, Placement::partial());
+  EXPECT_TRUE(Contains(r->note, "each rank averages its own shard"));
+  r = propagate_axis("amax", x, {}, "tp");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(Contains(r.error().message, "No valid sharding strategy"));
+  // Some dims: the rank decides.
+  r = propagate_axis("sum", x, Dims({0}), "tp");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->placement, Placement::unknown());
+}
+
+TEST(FullReductionTest, UnknownPlacementThroughPropagateAxis) {
+  std::vector<AxisArg> x = {{Placement::unknown(), Shape::unknown()}};
+  auto r = propagate_axis("sum", x, {}, "dp");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->placement, Placement::partial());
+  r = propagate_axis("mean", x, {}, "dp");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->placement, Placement::unknown());
+}
+
+TEST(FullReductionTest, EveryAxisOfTheOperand) {
+  // dp shards an unknown dim, tp dim 0: both sums are pending.
+  GlobalType g = GT("{dp: V, tp: S(0)}", Shape::of({8, 4}));
+  g.unknown_shards.insert("dp");
+  auto r =
+      infer_global("sum", {GlobalOperand::tensor(g, Shape::of({8, 4}))}, {});
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->type.to_string(), "{dp: P, tp: P}");
+}
+
+TEST(FullReductionTest, ReplicatedAxesStay) {
+  GlobalType g = GT("{dp: V, tp: R}", Shape::of({8, 4}));
+  g.unknown_shards.insert("dp");
+  auto r =
+      infer_global("sum", {GlobalOperand::tensor(g, Shape::of({8, 4}))}, {});
+  ASSERT_TRUE(Succeeds(r));
+  EXPECT_EQ(r->type.to_string(), "{dp: P, tp: R}");
+}
+
 // ---- only a V axis shards a dim (spec §12.1) ------------------------------
 
 TEST(UnvaryingShardTest, DropsSpecEntriesAndUnknownShardsOfNonVAxes) {

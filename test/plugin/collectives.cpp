@@ -58,7 +58,8 @@ void options(const Tensor& x) {
   // Options written in place are read; expert_mode lifts the gate.
   spmd::convert(x, tp, R, I, spmd::CollectiveOptions{{}, {}, {}, false, true});
   spmd::convert(x, tp, R, I, spmd::CollectiveOptions{}); // expected-error {{expert_mode}} expected-note {{suggestion: pass}}
-  // Options the checker cannot see are assumed permissive.
+  // Options in a variable set before the call are read too
+  // (collective_options_variables.cpp).
   spmd::CollectiveOptions opts;
   opts.expert_mode = true;
   spmd::convert(x, tp, R, I, opts);

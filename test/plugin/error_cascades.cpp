@@ -23,12 +23,10 @@ Tensor unknown_is_still_reported(SPMD_TYPE(tp = V) const Tensor& w, const Tensor
   return spmd::all_reduce(y, tp, P, R); // 'y' is computed from 'x': not again
 }
 
-// One path from an error, one from an unannotated call: each reported once
-// (the call at the call), the join silenced.
+// One path from an error, one from an unannotated call: the join silenced.
 SPMD_TYPE(tp = R)
 Tensor joined_paths(SPMD_TYPE(tp = I) const Tensor& b, SPMD_TYPE(tp = V) const Tensor& v, bool c) { // strict-note {{'b' has type I}} strict-note {{'v' has type V}} global-note {{'b' has type I}} global-note {{'v' has type V}}
-  Tensor t = opaque(v); // strict-warning {{the result of 'opaque' has an unknown SPMD type}} global-warning {{the result of 'opaque' has an unknown SPMD type}}
-  // strict-note@Inputs/prelude.h:16 {{'opaque' is declared here}} global-note@Inputs/prelude.h:16 {{'opaque' is declared here}}
+  Tensor t = opaque(v);
   if (c)
     t = v + b; // strict-error {{operator+: Invariant type on axis tp cannot mix}} strict-note {{insert spmd::convert}} global-error {{cannot mix}} global-note {{insert spmd::convert}}
   return spmd::all_reduce(t, tp, P, R);

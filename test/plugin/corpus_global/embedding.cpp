@@ -88,8 +88,9 @@ Tensor lm_loss(SPMD_TYPE(dp = V, tp = S(-1)) const Tensor& logits,
   auto per_token =
       vocab_parallel_cross_entropy(logits, targets, vocab_start, vocab_end);
   // Divide by the global token count: the dp ranks' sums add up to the mean.
-  auto local = per_token.sum() / global_tokens;
-  return spmd::reinterpret(local, dp, V, P);
+  // A sum over every dim of the dp-sharded losses is a pending sum over dp
+  // by inference in global mode (whichever dim dp shards): no reinterpret.
+  return per_token.sum() / global_tokens;
 }
 
 SPMD_TYPE(dp = V, tp = I)

@@ -172,10 +172,15 @@ MUTANTS = [
          replacement="""  sgd_update(params.qkv_w, g_qkv, lr);""",
          desc="QKV weight stepped with its unreduced dp gradient",
          typeable=True, expected="caught"),
-    dict(id="loss_not_partial", file="embedding.cpp",
-         original="""  return spmd::reinterpret(local, dp, V, P);""",
-         replacement="""  return local;""",
-         desc="the dp share of the loss not declared a pending sum",
+    # (The local corpus's loss_not_partial, a missing reinterpret(local, dp,
+    # V, P), cannot be written in global mode: a sum over every dim of the
+    # dp-sharded losses is P by inference, the full-reduction rule.)
+    dict(id="loss_local_mean", file="embedding.cpp",
+         original="""  return per_token.sum() / global_tokens;""",
+         replacement="""  return per_token.mean();""",
+         desc="each dp rank's mean loss returned as the dp share: summed over "
+              "dp it is dp-size times the mean (a mean over a shard is not a "
+              "pending sum of the global mean)",
          typeable=True, expected="caught"),
     # ---- sequence parallelism ----
     dict(id="sp_norm_grad_not_synced", file="train.cpp",

@@ -322,5 +322,25 @@ TEST(Value, FromErrorJoinsAndCompares) {
   EXPECT_TRUE(T.fromError());
 }
 
+TEST(Value, MaskKindIsAMaskOnEveryPath) {
+  // core::MaskKind: 0 none, 1 every element 0 or 1, 2 bool.
+  Value B = of({{0, types::R}});
+  B.setMaskKind(2);
+  Value Z = of({{0, types::R}});
+  Z.setMaskKind(1);
+  EXPECT_NE(B, Z);  // the dataflow sees the kind change
+  Value J = B;
+  J.join(B);
+  EXPECT_EQ(J.maskKind(), 2);
+  J.join(Z);  // bool on one path, float 0/1 on the other
+  EXPECT_EQ(J.maskKind(), 1);
+  J.join(of({{0, types::R}}));  // not a mask on a third path
+  EXPECT_EQ(J.maskKind(), 0);
+  // A container with no elements yet is the bottom: the join is the other.
+  Value E = Value::empty();
+  E.join(B);
+  EXPECT_EQ(E.maskKind(), 2);
+}
+
 }  // namespace
 }  // namespace spmd::plugin

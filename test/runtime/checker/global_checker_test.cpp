@@ -359,6 +359,24 @@ TEST(GlobalChecker, UnknownShardIsReportedInStrictMode) {
   EXPECT_EQ(gtype(z), "{tp: R}");
 }
 
+// The full-reduction rule (the core's, as in the plugin): a sum over every
+// dim of a V whose shard dim is unknown is P, whichever dim it shards; a sum
+// over some dims or a mean is not claimed.
+TEST(GlobalChecker, FullSumOfAnUnknownShardIsPartial) {
+  checker::TypecheckGuard guard(global_mesh({{"tp", 2}}, /*strict=*/false));
+  at::Tensor y = at::diag(S0({4, 4}));  // rank 1, shard unknown
+  ASSERT_EQ(gtype(y), "{tp: S(?)}");
+  EXPECT_EQ(gtype(y.sum()), "{tp: P}");
+  EXPECT_EQ(gtype(y.sum(0)), "{tp: P}");  // every dim listed
+  EXPECT_EQ(gtype(y.mean()), "{tp: S(?)}");
+  EXPECT_TYPE_ERROR(at::relu(y.sum()), "non-linear");
+  at::Tensor m = at::diag(y);  // rank 2, shard unknown
+  ASSERT_EQ(gtype(m), "{tp: S(?)}");
+  EXPECT_EQ(gtype(m.sum(1)), "{tp: S(?)}");
+  EXPECT_EQ(gtype(m.sum({0, 1})), "{tp: P}");
+  EXPECT_EQ(gtype(m.sum()), "{tp: P}");
+}
+
 TEST(GlobalChecker, InPlaceKeepsOrChecksTheShard) {
   checker::TypecheckGuard guard(global_mesh({{"tp", 2}}));
   at::Tensor x = S0({4, 3});

@@ -7,6 +7,7 @@
 #include <spmd/core/collectives.h>
 #include <spmd/core/error.h>
 #include <spmd/core/global_collectives.h>
+#include <spmd/core/masks.h>
 #include <spmd/core/mesh_axis.h>
 #include <spmd/core/mesh_region.h>
 #include <spmd/core/partition_spec.h>

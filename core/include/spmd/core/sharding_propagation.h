@@ -119,6 +119,7 @@ enum class ShardRule {
   Shape,               ///< view, reshape, transpose, cat, ... (moves the shard)
   Embedding,           ///< embedding
   Loss,                ///< cross_entropy, nll_loss
+  Attention,           ///< scaled_dot_product_attention: heads or batch
   Unknown,             ///< not modelled: the result is unknown
 };
 const char* to_string(ShardRule r);

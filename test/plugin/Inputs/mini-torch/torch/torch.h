@@ -20,6 +20,11 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& w,
 at::Tensor gelu(const at::Tensor& x);
 at::Tensor relu(const at::Tensor& x);
 at::Tensor dropout(const at::Tensor& x, double p = 0.5, bool train = true);
+at::Tensor silu(const at::Tensor& x);
+/// libtorch: an inline wrapper, ids first, that calls torch::embedding.
+inline at::Tensor embedding(const at::Tensor& input, const at::Tensor& weight) {
+  return at::embedding(weight, input);
+}
 }  // namespace functional
 }  // namespace nn
 }  // namespace torch

@@ -16,6 +16,11 @@ using c10::ArrayRef;
 using c10::IntArrayRef;
 using c10::Scalar;
 using c10::ScalarType;
+using c10::kBFloat16;
+using c10::kBool;
+using c10::kFloat;
+using c10::kHalf;
+using c10::kLong;
 
 struct TensorImpl;
 
@@ -118,6 +123,20 @@ class Tensor : public TensorBase {
   Tensor square() const;
   std::tuple<Tensor, Tensor> max(int64_t d, bool keepdim = false) const;
   Tensor max() const;
+  Tensor logical_not() const;
+  Tensor type_as(const Tensor& other) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor& triu_(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor cumsum(int64_t d) const;
+  Tensor repeat_interleave(int64_t repeats,
+                           c10::optional<int64_t> dim = c10::nullopt) const;
+  Tensor repeat_interleave(const Tensor& repeats,
+                           c10::optional<int64_t> dim = c10::nullopt) const;
   // Operators that are members in libtorch.
   Tensor operator-() const;
   Tensor& operator+=(const Tensor& other) &;
@@ -153,6 +172,8 @@ Tensor operator&(const Tensor& a, const Tensor& b);
 Tensor operator^(const Tensor& a, const Tensor& b);
 Tensor operator~(const Tensor& a);
 Tensor operator!=(const Tensor& a, const Scalar& b);
+Tensor operator<=(const Tensor& a, const Scalar& b);
+Tensor operator==(const Tensor& a, const Scalar& b);
 
 // Free functions (ATen/Functions.h).
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);
@@ -190,6 +211,22 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor silu(const Tensor& x);
 Tensor rsqrt(const Tensor& x);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
+Tensor where(const Tensor& cond, const Scalar& a, const Scalar& b);
+Tensor logical_not(const Tensor& x);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims = {});
+Tensor flip(const Tensor& x, IntArrayRef dims);
+Tensor cumsum(const Tensor& x, int64_t dim);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
+                                    const Tensor& value,
+                                    const c10::optional<Tensor>& attn_mask = {},
+                                    double dropout_p = 0.0,
+                                    bool is_causal = false,
+                                    c10::optional<double> scale = c10::nullopt);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& x, int64_t split_size,
                           int64_t dim = 0);

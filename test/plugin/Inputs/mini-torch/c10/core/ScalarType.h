@@ -11,6 +11,11 @@ namespace c10 {
 
 enum class ScalarType : int8_t { Byte, Char, Short, Int, Long, Half, Float,
                                  Double, BFloat16, Bool };
+constexpr ScalarType kFloat = ScalarType::Float;
+constexpr ScalarType kHalf = ScalarType::Half;
+constexpr ScalarType kBFloat16 = ScalarType::BFloat16;
+constexpr ScalarType kLong = ScalarType::Long;
+constexpr ScalarType kBool = ScalarType::Bool;
 
 /// A number passed to a tensor op (libtorch: c10::Scalar).
 class Scalar {
