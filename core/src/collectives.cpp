@@ -491,7 +491,8 @@ bool is_noop(const CollectiveCall& call) {
 Result<TensorType> transfer(const CollectiveCall& call,
                             const std::optional<TensorType>& input,
                             std::string_view axis, bool strict,
-                            bool axis_is_singleton) {
+                            bool axis_is_singleton,
+                            std::optional<long> input_shard) {
   const std::string op = to_string(call.op);
   const PerAxisType lsrc = call.src.local(), ldst = call.dst.local();
   std::optional<PerAxisType> actual;
@@ -513,6 +514,9 @@ Result<TensorType> transfer(const CollectiveCall& call,
   const bool v_for_p =
       lsrc.kind == TypeKind::Partial && actual->kind == TypeKind::Varying;
   if (*actual != lsrc && !v_for_p) {
+    // A V whose shard dim is known is named by it: S(k), as written.
+    if (input_shard && actual->kind == TypeKind::Varying)
+      actual = PerAxisType{TypeKind::Shard, static_cast<int>(*input_shard)};
     TypeError e;
     e.kind = ErrorKind::SpmdTypeError;
     e.axis = std::string(axis);

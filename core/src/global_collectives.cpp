@@ -273,14 +273,21 @@ Result<TensorType> transfer_local_map(
     const GlobalContext& ctx, bool axis_is_singleton) {
   std::optional<TensorType> local_in;
   if (input) local_in = input->local;
+  // A global axis's shard dim, for the messages (S(k), not V).
+  auto shard_of = [&](std::string_view a) -> std::optional<long> {
+    if (!input || !input->spec || !ctx.global || !ctx.is_global(a))
+      return std::nullopt;
+    return input->spec->dim_of(a);
+  };
   if (resolved_axes.empty())
-    return transfer(call, local_in, axis, ctx.local.strict, axis_is_singleton);
+    return transfer(call, local_in, axis, ctx.local.strict, axis_is_singleton,
+                    shard_of(axis));
   TensorType local_out = local_in.value_or(TensorType{});
   for (const auto& a : resolved_axes) {
     // [axis] itself keeps the collective's singleton flag (a size-1 axis has
     // no entry in the type to transfer); sub-axes of a flattened axis do not.
     auto r = transfer(call, local_out, a, ctx.local.strict,
-                      axis_is_singleton && a == axis);
+                      axis_is_singleton && a == axis, shard_of(a));
     if (!r) return r.error();
     local_out = *r;
   }

@@ -163,9 +163,21 @@ Result<AxisOutcome> pointwise(std::string_view op,
     long k = *dim - (out_rank - ts[i].shape.rank());
     if (k < 0) continue;  // broadcast: the operand lacks the dim
     auto size = ts[i].shape.size(k);
-    if (!size)
-      return unknown(out_rank, arg(i) + " dim " + std::to_string(k) +
-                                   " has unknown size: broadcast or not");
+    if (!size) {
+      // Spec §12.2's S+R rule with the size unknown: a replicated operand
+      // of the whole extent is rejected, one of size 1 broadcasts.
+      AxisOutcome u =
+          unknown(out_rank, arg(i) + " dim " + std::to_string(k) +
+                                " has unknown size: broadcast or not");
+      u.fix = "if " + arg(i) + " has the whole extent on its dim " +
+              std::to_string(k) + " (a bias of the sharded features), " +
+              "it must be sharded like " + arg(who) +
+              ": declare it [[spmd::type(" + std::string(axis) + " = S(" +
+              std::to_string(k) +
+              "))]] (one of size 1 there broadcasts and is right as it is; the "
+              "checker does not see sizes)";
+      return u;
+    }
     if (*size == 1) continue;  // broadcast along the sharded dim
     return no_strategy(
         op, axis,

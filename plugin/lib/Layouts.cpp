@@ -384,9 +384,10 @@ static const CXXConstructorDecl *forwardedConstructor(const CXXRecordDecl *Impl,
 static std::optional<bool> constantFlag(const Expr *E, ASTContext &Ctx,
                                         SourceLocation &Where) {
   bool B;
+  if (E)
+    Where = E->getExprLoc(); // also for a non-constant one (the report)
   if (!E || E->isValueDependent() || !E->EvaluateAsBooleanCondition(B, Ctx))
     return std::nullopt;
-  Where = E->getExprLoc();
   return B;
 }
 
@@ -538,6 +539,10 @@ Layout LayoutTable::layoutOfInstance(const FunctionDecl *FD,
       SourceLocation Where;
       std::optional<bool> V = flagAtConstruction(S, Impl, LF.Flags[I], Where);
       if (!V || (Agreed && *Agreed != *V)) {
+        // A non-constant argument: where it is, for the report (Known
+        // stays unset, so nothing reads it as a decision).
+        if (!V && Sites.size() == 1)
+          L.Where[I] = Where;
         OK = false;
         break;
       }

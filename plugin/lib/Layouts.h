@@ -42,7 +42,9 @@ struct LayoutFlags {
 /// Flags[i]'s value is known, bit i of Values is that value.
 struct Layout {
   uint32_t Known = 0, Values = 0;
-  /// Per flag: where its value was decided (a constructor argument).
+  /// Per flag: where its value was decided (a constructor argument); for an
+  /// unknown flag, the one construction's argument that is not a constant
+  /// (else invalid).
   std::array<clang::SourceLocation, 4> Where;
   bool complete(unsigned N) const {
     return Known == (N >= 32 ? ~0u : (1u << N) - 1);

@@ -44,6 +44,9 @@ enum class ProblemCode : uint8_t {
   AssertMismatch,    ///< spmd::assert_type contradicts the known type
   AssertShardDim,    ///< global mode: assert_type names another shard dim
                      ///< (Expected S(k)) than the known one (Actual S(j))
+  ReduceAxis,        ///< a reduce (src P) on Axis of a value that is no
+                     ///< pending sum there (Actual) but is P on PendingAxis:
+                     ///< the wrong axis (Origins: P's, then Actual's)
   RawC10d,           ///< a raw c10d collective (Call) on a typed tensor
                      ///< (Subject): the group's axis is unknown
   PathConflict,      ///< paths disagree on a value's type
@@ -53,6 +56,12 @@ enum class ProblemCode : uint8_t {
   OpaqueCall,        ///< strict mode: a tensor of known type (Subject) passed
                      ///< to a function the checker cannot see through
                      ///< (Dest.Callee, parameter Dest.ParamIndex)
+  UnannotatedCall,   ///< strict mode: a call (Subject) of a function with
+                     ///< no declared result type (CalleeDecl): its result,
+                     ///< and what is computed from it, is unknown
+  UnknownLayout,     ///< strict mode: a call (Call) of a method whose result
+                     ///< type depends on layout flags that are unknown for
+                     ///< its instance (UnknownFlags, LayoutTypes)
 };
 
 /// A type on an axis and where it came from; Operand is the expression
@@ -138,6 +147,8 @@ struct Problem {
   /// AlreadyReduced: the origin of the input's type is a collective that
   /// reduced a pending sum (the first reduce).
   bool ReducedBefore = false;
+  /// ReduceAxis: the one other axis on which the value is P.
+  std::optional<AxisId> PendingAxis;
   /// AlreadyReduced: the collective's dst, as written.
   std::optional<PerAxisType> Dst;
   Destination Dest; ///< Mismatch
@@ -153,6 +164,19 @@ struct Problem {
   llvm::SmallVector<std::pair<AxisId, PerAxisType>, 2> SubjectType;
   int SubjectRank = -1;
   llvm::SmallVector<const clang::Expr *, 2> Written;
+  /// UnknownLayout: each flag whose value is unknown at the call, with the
+  /// constructor argument that sets it when that is not a constant (else an
+  /// invalid location); Instance: the member or local the call runs on.
+  llvm::SmallVector<std::pair<const clang::FieldDecl *, clang::SourceLocation>,
+                    2>
+      UnknownFlags;
+  const clang::ValueDecl *Instance = nullptr;
+  /// UnknownLayout, UnannotatedCall: the function called.
+  const clang::FunctionDecl *CalleeDecl = nullptr;
+  /// UnknownLayout with one unknown flag: each axis whose declared result
+  /// type differs between its values, with the type when it is false, true.
+  llvm::SmallVector<std::tuple<AxisId, PerAxisType, PerAxisType>, 2>
+      LayoutTypes;
   /// Found while analysing a body in one layout of its flags only
   /// ([[spmd::when]]): each flag and its value there.
   llvm::SmallVector<std::pair<const clang::FieldDecl *, bool>, 2> Layout;

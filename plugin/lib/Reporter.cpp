@@ -220,6 +220,7 @@ void Reporter::handle(Problem P) {
   case ProblemCode::IllegalCollective:
   case ProblemCode::CollectiveInput:
   case ProblemCode::AlreadyReduced:
+  case ProblemCode::ReduceAxis:
   case ProblemCode::InPlace:
   case ProblemCode::MissingMeshAxis:
     renderCollective(P, D);
@@ -243,6 +244,8 @@ void Reporter::handle(Problem P) {
   case ProblemCode::PathConflict:
   case ProblemCode::UnknownUse:
   case ProblemCode::UnknownShard:
+  case ProblemCode::UnknownLayout:
+  case ProblemCode::UnannotatedCall:
     if (!renderUse(P, D))
       return;
     break;
@@ -297,6 +300,8 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   }
   if (P.Code == ProblemCode::AlreadyReduced)
     return renderAlreadyReduced(P, D);
+  if (P.Code == ProblemCode::ReduceAxis)
+    return renderReduceAxis(P, D);
   D.Text = opMessage(P);
   if (P.Code != ProblemCode::CollectiveInput)
     return addCoreAdvice(*P.Error, D);
@@ -371,6 +376,31 @@ void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
        {FixItHint::CreateReplacement(
            CharSourceRange::getTokenRange(P.Call->getSourceRange()),
            Replacement)}});
+}
+
+/// A reduce over an axis where the value is no pending sum, of a value that
+/// is P on one other axis: the axis is wrong (a dp gradient reduced over
+/// tp), so the advice is that axis -- not the gather or the removal the
+/// reduce's own axis would suggest.
+void Reporter::renderReduceAxis(const Problem &P, Pending &D) {
+  std::string Ax = axisName(*P.Axis), Want = axisName(*P.PendingAxis);
+  std::string What = describe(P.Subject), Bare = core::to_string(P.Op);
+  D.Text = Bare + " over axis '" + Ax + "' of " + What + ", which is " +
+           typeStr(*P.Actual) + " there (no pending sum): " + What +
+           " is P on axis '" + Want + "', not '" + Ax + "'; reduce over '" +
+           Want + "'";
+  D.Notes.push_back(originNote(P.Origins[0], *P.PendingAxis));
+  D.Notes.push_back(originNote(P.Origins[1], *P.Axis));
+  const Expr *AxisArg = P.Call->getNumArgs() > 1 ? P.Call->getArg(1) : nullptr;
+  if (!AxisArg || !isEditableRange(AxisArg))
+    return;
+  std::string Spelled = axisSpelling(*P.PendingAxis);
+  D.Notes.push_back(
+      {AxisArg->getExprLoc(),
+       "reduce over '" + Want + "': pass " + Spelled + " as the axis",
+       {FixItHint::CreateReplacement(
+           CharSourceRange::getTokenRange(AxisArg->getSourceRange()),
+           Spelled)}});
 }
 
 void Reporter::renderOpType(const Problem &P, Pending &D) {
@@ -552,6 +582,13 @@ void Reporter::resultLayoutNotes(const Problem &P, Pending &D) const {
 void Reporter::renderAssert(const Problem &P, Pending &D) {
   // The core's reason (for AssertShardDim: which dim it is sharded on).
   std::string Why = oneLine(P.Error->message);
+  // The core compares local maps (V); the value is S(d) here (global mode).
+  if (P.Code == ProblemCode::AssertMismatch && P.Actual->is_shard() &&
+      P.Error->actual == "V") {
+    size_t At = Why.find("has V");
+    if (At != std::string::npos)
+      Why.replace(At, 5, "has " + typeStr(*P.Actual));
+  }
   D.Text = "spmd::assert_type: " + describe(P.Subject) + " has type " +
            typeStr(*P.Actual) + " on axis '" + axisName(*P.Axis) +
            "', but the assertion says " + typeStr(*P.Expected) + " (" + Why +
@@ -629,6 +666,55 @@ void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
        {}});
 }
 
+/// A call whose result type depends on layout flags that are not known for
+/// its instance: which flags, why (an argument that is not a constant), the
+/// types each value would give, and the two ways out.
+void Reporter::renderUnknownLayout(const Problem &P, Pending &D) {
+  std::string Flags;
+  for (size_t I = 0; I < P.UnknownFlags.size(); ++I)
+    Flags +=
+        (I ? ", '" : "'") + P.UnknownFlags[I].first->getNameAsString() + "'";
+  bool One = P.UnknownFlags.size() == 1;
+  std::string Inst = P.Instance ? "'" + P.Instance->getNameAsString() + "'"
+                                : std::string("the instance");
+  std::string Axes, Types;
+  for (size_t I = 0; I < P.LayoutTypes.size(); ++I) {
+    auto [A, Off, On] = P.LayoutTypes[I];
+    Axes += (I ? ", '" : "'") + axisName(A) + "'";
+    Types += (I ? "; " : "") + axisName(A) + " = " + typeStr(Off) +
+             " if false, " + typeStr(On) + " if true";
+  }
+  std::string Callee = P.CalleeDecl
+                           ? "'" + P.CalleeDecl->getNameAsString() + "'"
+                           : std::string("this call");
+  D.Text = "the result of " + Callee + " has an unknown SPMD type" +
+           (Axes.empty() ? "" : " on axis " + Axes) +
+           ": it depends on the layout flag" + (One ? " " : "s ") + Flags +
+           " of " + Inst + ", which " + (One ? "is" : "are") +
+           " not a compile-time constant here" +
+           (Types.empty() ? "" : " (" + Types + ")") + "; construct " + Inst +
+           " with a constant (a literal, a constexpr variable or a template "
+           "parameter), or state the result's type with spmd::assert_type or "
+           "[[spmd::type(...)]] on the variable that holds it";
+  for (const auto &[Flag, Where] : P.UnknownFlags) {
+    if (Where.isValid())
+      D.Notes.push_back({Where,
+                         "'" + Flag->getNameAsString() +
+                             "' is set from this argument, which is not a "
+                             "compile-time constant",
+                         {}});
+    else if (P.Instance)
+      D.Notes.push_back({P.Instance->getLocation(),
+                         Inst +
+                             " is declared here; its constructions do not "
+                             "give '" +
+                             Flag->getNameAsString() +
+                             "' one constant value (or it is not constructed "
+                             "where the checker can see it)",
+                         {}});
+  }
+}
+
 /// Path conflicts and unknown values: the first use in a function only.
 bool Reporter::renderUse(const Problem &P, Pending &D) {
   const void *Key = useKey(P.Subject);
@@ -638,23 +724,70 @@ bool Reporter::renderUse(const Problem &P, Pending &D) {
     if (!ReportedUnknownShards.insert({Key, *P.Axis}).second)
       return false;
     std::string Ax = axisName(*P.Axis);
+    // The core's repair (an operand to declare S(k) or to give a rank) is
+    // the advice when it has one; else: state the dim of the value.
+    std::string Advice =
+        P.Error && !P.Error->fix.empty()
+            ? oneLine(P.Error->fix)
+            : "annotate it with [[spmd::type(" + Ax +
+                  " = S(i))]] or spmd::assert_type, or give its rank with "
+                  "spmd::rank(n)";
     D.Text = describe(P.Subject) + " is sharded on axis '" + Ax +
              "' on an unknown dim (global mode): " +
-             (P.Error ? oneLine(P.Error->message) : std::string("")) +
-             "; annotate it with [[spmd::type(" + Ax +
-             " = S(i))]] or spmd::assert_type, or give its rank with "
-             "spmd::rank(n)";
-    if (!P.Origins.empty() && P.Origins.front().From.Loc.isValid()) {
-      Note N = originNote(P.Origins.front(), *P.Axis);
-      if (P.Error && !P.Error->fix.empty())
-        N.Text += " (" + oneLine(P.Error->fix) + ")";
-      D.Notes.push_back(std::move(N));
-    }
+             (P.Error ? oneLine(P.Error->message) : std::string("")) + "; " +
+             Advice;
+    if (!P.Origins.empty() && P.Origins.front().From.Loc.isValid())
+      D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+    return true;
+  }
+  if (P.Code == ProblemCode::UnannotatedCall) {
+    if (!ReportedUnknown.insert(Key).second)
+      return false;
+    std::string Name = "'" + P.CalleeDecl->getNameAsString() + "'";
+    D.Text = "the result of " + Name + " has an unknown SPMD type: " + Name +
+             " declares no [[spmd::type]] for its result, so neither this "
+             "value nor what is computed from it is checked; annotate " +
+             Name + " or state the type here with spmd::assert_type";
+    D.Notes.push_back({P.CalleeDecl->getLocation(),
+                       Name + " is declared here without a result type",
+                       {}});
+    return true;
+  }
+  if (P.Code == ProblemCode::UnknownLayout) {
+    if (!ReportedUnknown.insert(Key).second)
+      return false;
+    renderUnknownLayout(P, D);
     return true;
   }
   if (P.Code == ProblemCode::UnknownUse) {
     if (!ReportedUnknown.insert(Key).second)
       return false;
+    // A variable holding the result of a function that declares no result
+    // type: name the function (the boundary), with a note at it.
+    const VarDecl *VD = namedVar(P.Subject, TU.Types);
+    const Expr *Init = VD && VD->getInit()
+                           ? skipTransparent(VD->getInit(), TU.Types)
+                           : nullptr;
+    const auto *CE = dyn_cast_or_null<CallExpr>(Init);
+    const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
+    if (F && F->getIdentifier() && !TU.isAnnotated(F) &&
+        !isInTopNamespace(F, "std") && !isInTopNamespace(F, "at") &&
+        !isInTopNamespace(F, "torch") && !isInTopNamespace(F, "c10") &&
+        !isInTopNamespace(F, "spmd") &&
+        !SM.isInSystemHeader(F->getLocation())) {
+      std::string Name = "'" + F->getNameAsString() + "'";
+      D.Text = describe(P.Subject) + " has an unknown SPMD type: it holds " +
+               "the result of " + Name +
+               ", which declares no [[spmd::type]] "
+               "for its result; annotate " +
+               Name +
+               " or state the type with "
+               "spmd::assert_type";
+      D.Notes.push_back({F->getLocation(),
+                         Name + " is declared here without a result type",
+                         {}});
+      return true;
+    }
     D.Text = describe(P.Subject) +
              " has an unknown SPMD type; annotate it with [[spmd::type(...)]] "
              "or spmd::assert_type";

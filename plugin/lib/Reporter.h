@@ -59,12 +59,14 @@ private:
   // One renderer per family of problems.
   void renderCollective(const Problem &P, Pending &D);
   void renderAlreadyReduced(const Problem &P, Pending &D);
+  void renderReduceAxis(const Problem &P, Pending &D);
   void renderOpType(const Problem &P, Pending &D);
   void renderMismatch(const Problem &P, Pending &D);
   void renderAssert(const Problem &P, Pending &D);
   void renderRawC10d(const Problem &P, Pending &D);
   void renderOpaqueCall(const Problem &P, Pending &D);
   bool renderUse(const Problem &P, Pending &D);
+  void renderUnknownLayout(const Problem &P, Pending &D);
 
   void addCoreAdvice(const core::TypeError &E, Pending &D);
   std::string opMessage(const Problem &P) const;

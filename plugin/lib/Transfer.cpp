@@ -8,6 +8,8 @@
 
 #include "Transfer.h"
 
+#include "clang/AST/ParentMapContext.h"
+
 #include <spmd/core/annotation_rules.h>
 #include <spmd/core/collectives.h>
 
@@ -486,7 +488,7 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
       llvm::SmallVector<const Expr *, 4> Args(MC->arguments());
       return evalTensorOp(CE, "." + MD->getName().str(), Obj, Args);
     }
-    return Value::unknown();
+    return unannotatedResult(CE, Callee);
   }
   if (const auto *OpCall = dyn_cast<CXXOperatorCallExpr>(CE)) {
     if (llvm::none_of(CE->arguments(), [&](const Expr *A) {
@@ -505,7 +507,7 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
     return evalTensorOp(CE, Callee->getName().str(), nullptr, Args);
   }
-  return Value::unknown();
+  return unannotatedResult(CE, Callee);
 }
 
 Value Transfer::evalUserCall(const CallExpr *CE, const FunctionDecl *Callee) {
@@ -558,9 +560,17 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
     D.Declared = A;
     checkAgainst(eval(Arg), *A, D, Arg);
   }
-  if (const TypeAnnotation *R =
-          CallLayout ? TU.Layouts.typeIn(Callee, -1, *CallLayout, &Partial)
-                     : TU.Table.resultOf(Callee)) {
+  const TypeAnnotation *R =
+      CallLayout ? TU.Layouts.typeIn(Callee, -1, *CallLayout, &Partial)
+                 : TU.Table.resultOf(Callee);
+  if (Partial) // axes of an unknown layout: strict mode says so here, once
+    checkUnknownLayout(Call, Callee, *CallLayout, Instance);
+  if (!R && Partial) {
+    Value U = Value::unknown();
+    U.setFromError(true); // reported at the call: no follow-on report
+    return U;
+  }
+  if (R) {
     Value V = declared(*R, {Call->getExprLoc(), OriginKind::CallResult});
     if (CallLayout && R != TU.Table.resultOf(Callee)) {
       LayoutChoice C;
@@ -570,8 +580,6 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
       if (C.Flag)
         TU.LayoutResults[Call->getExprLoc().getRawEncoding()] = C;
     }
-    if (Partial) // axes of an unknown layout: strict mode says so here
-      checkUnknownUse(Value::unknown(), Call);
     return V;
   }
   const auto *CE = dyn_cast<CallExpr>(Call);
@@ -593,7 +601,31 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
       Receiver = nullptr;
     return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, *C);
   }
-  return Value::unknown();
+  return unannotatedResult(Call, Callee);
+}
+
+Value Transfer::unannotatedResult(const Expr *Call,
+                                  const FunctionDecl *Callee) {
+  Value U = Value::unknown();
+  // The user's own functions and layers only: a library's (std::, c10::,
+  // torch::) are not the code's to annotate.
+  if (!TU.Opts.Strict || !Callee || !Types.isTracked(Call->getType()) ||
+      !reporting(DiagKind::UnknownType) || isInTopNamespace(Callee, "std") ||
+      isInTopNamespace(Callee, "c10") || isInTopNamespace(Callee, "at") ||
+      isInTopNamespace(Callee, "torch") || isInTopNamespace(Callee, "spmd") ||
+      TU.Ctx.getSourceManager().isInSystemHeader(Callee->getLocation()) ||
+      typeStated(Call, /*AnyVariable=*/true))
+    return U;
+  Problem P;
+  P.Kind = DiagKind::UnknownType;
+  P.Code = ProblemCode::UnannotatedCall;
+  P.Loc = Call->getExprLoc();
+  P.Range = Call->getSourceRange();
+  P.Subject = Call;
+  P.CalleeDecl = Callee;
+  report(std::move(P));
+  U.setFromError(true); // reported here: not again at each use
+  return U;
 }
 
 std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
@@ -1157,8 +1189,8 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
   P.Range = E->getSourceRange();
   P.Subject = E;
   P.Axis = Axis;
-  P.Origins.push_back({nullptr, A, F->originOf(A)});
-  P.Origins.push_back({nullptr, B, F->originOf(B)});
+  P.Origins.push_back({nullptr, F->shown(A), F->originOf(A)});
+  P.Origins.push_back({nullptr, F->shown(B), F->originOf(B)});
   report(std::move(P));
 }
 
@@ -1172,6 +1204,80 @@ void Transfer::checkUnknownUse(const Value &V, const Expr *E) {
   P.Loc = E->getExprLoc();
   P.Range = E->getSourceRange();
   P.Subject = E;
+  report(std::move(P));
+}
+
+bool Transfer::typeStated(const Expr *E, bool AnyVariable) {
+  const Stmt *Child = E;
+  for (unsigned Depth = 0; Depth < 6; ++Depth) {
+    auto Parents = Ctx.getParents(*Child);
+    if (Parents.size() != 1)
+      return false;
+    // A variable (or structured binding) holds it: its type may be stated
+    // later (assert_type on the variable); the first use of the variable
+    // is reported, naming the callee (Reporter).
+    if (const auto *VD = Parents[0].get<VarDecl>())
+      return AnyVariable || TU.Table.typeOf(VD) != nullptr;
+    const auto *Parent = Parents[0].get<Expr>();
+    if (!Parent)
+      return false;
+    if (const auto *CE = dyn_cast<CallExpr>(Parent);
+        CE && !isa<CXXConstructExpr>(Parent)) {
+      // Assigned to a variable or field with a declared type.
+      if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(CE);
+          Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
+          skipTransparent(Op->getArg(1), Types) == E) {
+        if (const VarDecl *VD = namedVar(Op->getArg(0), Types))
+          return TU.Table.typeOf(VD) != nullptr;
+        if (const FieldDecl *FD = namedField(Op->getArg(0), Types))
+          return TU.Table.typeOf(FD) != nullptr;
+        return false;
+      }
+      const FunctionDecl *Callee = CE->getDirectCallee();
+      return Callee && isSpmdFunction(Callee) && Callee->getIdentifier() &&
+             Callee->getName() == "assert_type" && CE->getNumArgs() > 0 &&
+             skipTransparent(CE->getArg(0), Types) == E;
+    }
+    Child = Parent;
+  }
+  return false;
+}
+
+void Transfer::checkUnknownLayout(const Expr *Call, const FunctionDecl *Callee,
+                                  const Layout &L, const Expr *Instance) {
+  if (!TU.Opts.Strict || !reporting(DiagKind::UnknownType))
+    return;
+  // Its type is stated right there (assert_type, a typed variable).
+  if (typeStated(Call))
+    return;
+  const LayoutFlags &LF = TU.Layouts.flagsOf(Callee);
+  Problem P;
+  P.Kind = DiagKind::UnknownType;
+  P.Code = ProblemCode::UnknownLayout;
+  P.Loc = Call->getExprLoc();
+  P.Range = Call->getSourceRange();
+  P.Subject = Call;
+  P.Instance = TU.Layouts.instanceDecl(Instance);
+  P.CalleeDecl = Callee;
+  int Unknown = -1;
+  for (unsigned I = 0; I < LF.Flags.size(); ++I)
+    if (!(L.Known >> I & 1)) {
+      P.UnknownFlags.push_back({LF.Flags[I], L.Where[I]});
+      Unknown = int(I);
+    }
+  // One unknown flag: the result's type in each of its values.
+  if (P.UnknownFlags.size() == 1) {
+    Layout Off = L, On = L;
+    Off.Known |= 1u << Unknown;
+    On.Known |= 1u << Unknown;
+    On.Values |= 1u << Unknown;
+    const TypeAnnotation *F = TU.Layouts.typeIn(Callee, -1, Off);
+    const TypeAnnotation *T = TU.Layouts.typeIn(Callee, -1, On);
+    if (F && T)
+      for (const AxisEntry &E : F->Entries)
+        if (const AxisEntry *O = T->entry(E.Axis); O && O->Type != E.Type)
+          P.LayoutTypes.push_back({axis(E.Axis), E.Type, O->Type});
+  }
   report(std::move(P));
 }
 
@@ -1203,12 +1309,14 @@ void Transfer::checkMesh(const Value &V, const Expr *E) {
 
 std::optional<SuggestedCollective>
 Transfer::conversion(const Expr *E, PerAxisType From, PerAxisType To) const {
-  // V -> R/I needs the shard dim (stack vs concat), which the checker does
-  // not track: no automatic fix there.
-  if (From.local() == types::V && (To == types::R || To == types::I))
+  // V -> R/I needs the shard dim (stack vs concat): a fix only for a known
+  // S(d) (global mode), gathered along it.
+  if (From == types::V && (To == types::R || To == types::I))
     return std::nullopt;
-  std::optional<core::CollectiveCall> Route =
-      core::route_redistribute(From.local(), To);
+  std::optional<core::CollectiveCall> Route = core::route_redistribute(
+      From.is_shard() && (To == types::R || To == types::I) ? From
+                                                            : From.local(),
+      To);
   if (!Route)
     return std::nullopt;
   // Routes delegate to convert with expert_mode set; offer only what user
@@ -1346,12 +1454,14 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     P.Subject = E;
     P.Axis = M.Axis;
     P.Expected = M.Entry->Type;
-    P.Actual = M.Have;
-    P.Origins.push_back({nullptr, M.Have, M.Fact->originOf(M.Have)});
+    // A V with a known shard dim is named S(d) (global mode).
+    PerAxisType Shown = M.Have.is_shard() ? M.Have : M.Fact->shown(M.Have);
+    P.Actual = Shown;
+    P.Origins.push_back({nullptr, Shown, M.Fact->originOf(M.Have)});
     P.Dest = Dest;
     P.ActualOrder = M.Order;
     if (Mismatches.size() == 1 && !M.Have.is_shard())
-      P.Fix = conversion(E, M.Have, M.Entry->Type);
+      P.Fix = conversion(E, gatherable(V, M.Axis, Shown), M.Entry->Type);
     report(std::move(P));
   }
 }

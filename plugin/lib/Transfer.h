@@ -192,6 +192,13 @@ private:
   Problem collectiveInputProblem(const clang::CallExpr *CE,
                                  const core::CollectiveCall &Call, AxisId Axis,
                                  PerAxisType Actual) const;
+  /// A reduce (src P) on \p Axis of a value that is no pending sum there
+  /// (R, I, or a known shard S(d) in global mode) but is P on exactly one
+  /// other axis: reported as a reduce over the wrong axis. Returns that
+  /// other axis when it found (and reported) this.
+  std::optional<AxisId> checkReduceAxis(const clang::CallExpr *CE,
+                                        const core::CollectiveCall &Call,
+                                        const Value &In, AxisId Axis);
   void checkCollectiveInput(const clang::CallExpr *CE,
                             const core::CollectiveCall &Call, const Value &In,
                             AxisId Axis);
@@ -399,11 +406,36 @@ private:
   // Checks.
   void checkUse(const Value &V, const clang::Expr *E, AxisId Axis);
   void checkUnknownUse(const Value &V, const clang::Expr *E);
+  /// Strict mode: a call whose result type depends on layout flags unknown
+  /// for its instance \p Instance (layout \p L of \p Callee).
+  /// The unknown result of a call of \p Callee, which declares no result
+  /// type: strict mode reports it once, at the call (the boundary), and
+  /// what is computed from it is not reported again.
+  Value unannotatedResult(const clang::Expr *Call,
+                          const clang::FunctionDecl *Callee);
+  /// Whether the code states the type of \p E right where it is: the
+  /// argument of spmd::assert_type, the initializer of a typed variable (of
+  /// any variable with \p AnyVariable: its type may be asserted later, and
+  /// its first use is reported), a value assigned to a typed variable or
+  /// field.
+  bool typeStated(const clang::Expr *E, bool AnyVariable = false);
+  void checkUnknownLayout(const clang::Expr *Call,
+                          const clang::FunctionDecl *Callee, const Layout &L,
+                          const clang::Expr *Instance);
   void checkMesh(const Value &V, const clang::Expr *E);
   void checkAgainst(const Value &V, const TypeAnnotation &Want,
                     const Destination &Dest, const clang::Expr *E);
   std::optional<SuggestedCollective>
   conversion(const clang::Expr *E, PerAxisType From, PerAxisType To) const;
+  /// \p Shown (the type a message names, S(d) or another) as conversion()'s
+  /// source: S(d) only where a gather along d is legal (global mode, \p Axis
+  /// innermost in d's tuple), else its local type.
+  PerAxisType gatherable(const Value &V, AxisId Axis, PerAxisType Shown) const {
+    if (!Shown.is_shard() || !globalAxis(Axis))
+      return Shown.local();
+    llvm::SmallVector<AxisId, 4> Tuple = V.tupleOf(Shown.dim);
+    return !Tuple.empty() && Tuple.back() == Axis ? Shown : Shown.local();
+  }
   bool reporting(DiagKind K) const { return H && H->isEnabled(K); }
   /// Whether \p Axis is checked globally here: global mode, not one of the
   /// local axes, and not inside an [[spmd::local]] region.

@@ -311,13 +311,19 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   }
 
   const AxisFact *F = In.get(Axis);
+  // A reduce over the wrong axis: the result is typed as if it were over
+  // the axis the value is pending on (the repair the report suggests), so
+  // the one mistake gives one error.
+  std::optional<AxisId> WrongAxis;
   if (F && F->isConflict())
     checkUse(In, X, Axis);
   else if (F && F->knownType()) {
-    if (!Call->expert_mode &&
+    if (Legal.ok())
+      WrongAxis = checkReduceAxis(CE, *Call, In, Axis);
+    if (!WrongAxis && !Call->expert_mode &&
         (Call->src.is_shard() || Call->src.kind == TypeKind::Partial))
       checkUnknownShard(In, X, Axis);
-    if (Legal.ok() && !checkInnermost(CE, *Call, In, Axis) &&
+    if (Legal.ok() && !WrongAxis && !checkInnermost(CE, *Call, In, Axis) &&
         !checkShardInput(CE, *Call, In, Axis))
       checkCollectiveInput(CE, *Call, In, Axis);
   } else {
@@ -337,16 +343,16 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
       Out.setRank(std::nullopt);
   // The axis leaves its dim's tuple; a dst S(d) appends it there as the
   // innermost axis (spec §12.4).
-  int Pos = Call->dst.is_shard() ? In.innermostPos(Call->dst.dim, Axis) : 0;
+  AxisId To = WrongAxis.value_or(Axis);
+  int Pos = Call->dst.is_shard() ? In.innermostPos(Call->dst.dim, To) : 0;
   if (Call->src.kind == TypeKind::Partial &&
       (Call->op == core::Collective::AllReduce ||
        Call->op == core::Collective::ReduceScatter))
-    TU.Reductions.insert({CE->getExprLoc().getRawEncoding(), Axis});
-  Out.set(Axis,
-          AxisFact::known(globalAxis(Axis) ? Call->dst : Call->dst.local(),
-                          {CE->getExprLoc(), OriginKind::Collective}, Pos));
+    TU.Reductions.insert({CE->getExprLoc().getRawEncoding(), To});
+  Out.set(To, AxisFact::known(globalAxis(To) ? Call->dst : Call->dst.local(),
+                              {CE->getExprLoc(), OriginKind::Collective}, Pos));
   if (Call->inplace && Legal.ok())
-    collectiveInPlace(CE, *Call, Axis, In, Out);
+    collectiveInPlace(CE, *Call, To, In, Out);
   return Out;
 }
 
@@ -404,6 +410,49 @@ Problem Transfer::collectiveInputProblem(const CallExpr *CE,
   return P;
 }
 
+std::optional<AxisId>
+Transfer::checkReduceAxis(const CallExpr *CE, const core::CollectiveCall &Call,
+                          const Value &In, AxisId Axis) {
+  if (Call.expert_mode || Call.src.kind != TypeKind::Partial ||
+      (Call.op != core::Collective::AllReduce &&
+       Call.op != core::Collective::ReduceScatter))
+    return std::nullopt;
+  const AxisFact &F = *In.get(Axis);
+  PerAxisType Known = *F.knownType();
+  // Only types the reduce rejects anyway: R, I, a known shard (global mode).
+  // A plain V is read as P (spec §7.3) and stays accepted.
+  bool Rejected = Known == types::R || Known == types::I ||
+                  (Known == types::V && F.shardDim() && globalAxis(Axis));
+  if (!Rejected)
+    return std::nullopt;
+  // Reduced on this axis already: the double reduce's own report.
+  const Origin &From = F.originOf(Known);
+  if (From.Kind == OriginKind::Collective &&
+      TU.Reductions.count({From.Loc.getRawEncoding(), Axis}))
+    return std::nullopt;
+  std::optional<AxisId> Pending;
+  for (const Value::Entry &E : In.axes()) {
+    if (E.first == Axis || E.second.knownType() != types::P)
+      continue;
+    if (Pending)
+      return std::nullopt; // pending on two axes: which one was meant is
+                           // unclear
+    Pending = E.first;
+  }
+  if (!Pending)
+    return std::nullopt;
+  if (!reporting(DiagKind::CollectiveInput))
+    return Pending;
+  Problem P = collectiveInputProblem(CE, Call, Axis, F.shown(Known));
+  P.Code = ProblemCode::ReduceAxis;
+  P.PendingAxis = *Pending;
+  const Expr *X = CE->getArg(0);
+  P.Origins.push_back({X, types::P, In.get(*Pending)->originOf(types::P)});
+  P.Origins.push_back({X, F.shown(Known), From});
+  report(std::move(P));
+  return Pending;
+}
+
 /// The input's known type on the collective's axis must be its src.
 void Transfer::checkCollectiveInput(const CallExpr *CE,
                                     const core::CollectiveCall &Call,
@@ -414,14 +463,19 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
   PerAxisType Known = *F.knownType();
   core::TensorType InType = knownPart(In);
   llvm::StringRef Name = TU.Axes.name(Axis);
+  // Global mode: a known shard dim names the input S(d) in the messages.
+  PerAxisType Shown = F.shown(Known);
+  std::optional<long> InShard;
+  if (Shown.is_shard())
+    InShard = Shown.dim;
   core::Result<core::TensorType> R =
-      core::transfer(Call, InType, Name, /*strict=*/false);
+      core::transfer(Call, InType, Name, /*strict=*/false, false, InShard);
   if (R.ok())
     return;
-  Problem P = collectiveInputProblem(CE, Call, Axis, Known);
+  Problem P = collectiveInputProblem(CE, Call, Axis, Shown);
   const Expr *X = CE->getArg(0);
   const Origin &From = F.originOf(Known);
-  P.Origins.push_back({X, Known, From});
+  P.Origins.push_back({X, Shown, From});
   P.Error = R.error();
   // A reduce of a value that is no pending sum (R or I): reduced already,
   // typically twice in a row. The advice is to drop this reduce, not to
@@ -439,7 +493,7 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
   }
   // A different src would accept this input: offer it when legal.
   core::CollectiveCall Alt = Call;
-  Alt.src = Known;
+  Alt.src = Shown;
   if (!core::implied_types(Call.op) && core::check_arguments(Alt).ok() &&
       core::transfer(Alt, InType, Name, false).ok() &&
       isEditableRange(CE->getArg(2)))
@@ -542,14 +596,16 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   P.Call = CE;
   P.Axis = A;
   P.Expected = E.Type;
-  P.Actual = *Have;
-  P.Origins.push_back({X, *Have, F->originOf(*Have)});
+  // Global mode: a V whose shard dim is known is named S(d).
+  PerAxisType Shown = Have->is_shard() ? *Have : F->shown(*Have);
+  P.Actual = Shown;
+  P.Origins.push_back({X, Shown, F->originOf(*Have)});
   if (OtherDim) {
     P.Error = DimOk.error();
   } else {
     P.Error = R.error();
     if (reporting(P.Kind))
-      P.Fix = conversion(X, *Have, E.Type);
+      P.Fix = conversion(X, gatherable(In, A, Shown), E.Type);
   }
   report(std::move(P));
 }

@@ -4,9 +4,10 @@
 // analysis runs on (a CUDA kernel declared in a header, a helper defined in
 // another translation unit) checks nothing and types nothing. Strict mode
 // promises that every type that matters is known or reported, so such a call
-// that takes a tensor of known type and returns or may write a tensor is
-// reported (kind opaque-call), and the tensors it may write are unknown after
-// it in every mode (docs/plugin.md "Strict mode").
+// that takes a tensor of known type and may write a tensor is reported (kind
+// opaque-call), and the tensors it may write are unknown after it in every
+// mode; one that only reads is an unannotated call (unannotatedResult)
+// (docs/plugin.md "Calls the checker cannot see through").
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,24 +121,6 @@ bool mayWrite(TUContext &TU, const ParmVarDecl *P, TypeClassifier &Types) {
   return W;
 }
 
-/// Whether \p Call is, in \p Body, the value spmd::assert_type states the
-/// type of (`assert_type(grad_of(w), {dp = P})`).
-bool isAsserted(const Stmt *Body, const CallExpr *Call) {
-  if (!Body)
-    return false;
-  if (const auto *CE = dyn_cast<CallExpr>(Body)) {
-    const FunctionDecl *F = CE->getDirectCallee();
-    if (F && isSpmdFunction(F) && F->getIdentifier() &&
-        F->getName() == "assert_type" && CE->getNumArgs() > 0 &&
-        CE->getArg(0)->IgnoreImplicit()->IgnoreParens() == Call)
-      return true;
-  }
-  for (const Stmt *C : Body->children())
-    if (isAsserted(C, Call))
-      return true;
-  return false;
-}
-
 } // namespace
 
 std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
@@ -173,9 +156,10 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
       Written.push_back(A);
   }
   // Nothing typed goes in (what it writes is unknown already), or it only
-  // reads: nothing typed comes out.
+  // reads: its result, if any, is an unannotated call's (unannotatedResult
+  // reports it where it is first used, unless its type is stated first).
   bool Returns = Types.isTracked(CE->getType());
-  if (!Typed || (!Returns && Written.empty()))
+  if (!Typed || Written.empty())
     return std::nullopt;
   // Seen through: a body the analysis runs on, at the end of a chain of
   // forwarding functions too (annotated ends are evalForwarded's).
@@ -193,8 +177,7 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
   // A call that only reads and whose result spmd::assert_type types at once
   // loses nothing (a gradient helper: `assert_type(grad_of(w), {dp = P})`).
   bool Reported = TU.Opts.Strict &&
-                  TU.Opts.severity(DiagKind::OpaqueCall) != Severity::Ignored &&
-                  (!Written.empty() || !isAsserted(FD->getBody(), CE));
+                  TU.Opts.severity(DiagKind::OpaqueCall) != Severity::Ignored;
   Value Out = Reported ? Value::error() : Value::unknown();
   llvm::SmallVector<const Expr *, 2> Lost;
   for (const Expr *W : Written) {

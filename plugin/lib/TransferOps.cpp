@@ -118,9 +118,11 @@ Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
     return Value::error();
   }
   Value Out = resultOf(R, Ops, CE->getExprLoc());
-  // Computed from a value an error produced: no follow-on reports.
+  // Computed from a value an error produced, or from an unknown operand
+  // (strict mode reported it at this op, its first use): no follow-on
+  // unknown reports.
   for (const OperandSource &S : Ops.Sources)
-    if (S.E && S.V.fromError())
+    if (S.E && (S.V.fromError() || (TU.Opts.Strict && S.V.isUnknown())))
       Out.setFromError(true);
   propagateShards(CE, Name, Args, Ops, Out);
   if (Mutated)
@@ -240,7 +242,7 @@ Problem Transfer::opTypeProblem(const CallExpr *CE, const Operands &Ops,
     const AxisFact *F = S.E ? S.V.get(A) : nullptr;
     if (std::optional<PerAxisType> K = F ? F->knownType() : std::nullopt)
       if (P.Origins.size() < 2)
-        P.Origins.push_back({S.E, *K, F->originOf(*K)});
+        P.Origins.push_back({S.E, F->shown(*K), F->originOf(*K)});
   }
   return P;
 }

@@ -89,7 +89,7 @@ bool Transfer::checkShardInput(const CallExpr *CE,
     return true;
   Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
   const Expr *X = CE->getArg(0);
-  P.Origins.push_back({X, types::V, F->originOf(types::V)});
+  P.Origins.push_back({X, F->shown(types::V), F->originOf(types::V)});
   P.Error = S.error();
   if (core::src_names_other_dim(Call, *D, Rank) &&
       isEditableRange(CE->getArg(2)))
@@ -146,7 +146,8 @@ bool Transfer::checkInnermost(const CallExpr *CE,
   if (!reporting(DiagKind::CollectiveInput))
     return true;
   Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
-  P.Origins.push_back({CE->getArg(0), types::V, F->originOf(types::V)});
+  P.Origins.push_back(
+      {CE->getArg(0), F->shown(types::V), F->originOf(types::V)});
   P.Error = S.error();
   report(std::move(P));
   return true;
@@ -161,7 +162,7 @@ bool Transfer::checkUnmaskedRows(const CallExpr *CE,
   const AxisFact *F = In.get(Axis);
   Problem P = collectiveInputProblem(CE, Call, Axis, types::V);
   const Expr *X = CE->getArg(0);
-  P.Origins.push_back({X, types::V, F->originOf(types::V)});
+  P.Origins.push_back({X, F->shown(types::V), F->originOf(types::V)});
   P.Error = std::move(Err);
   report(std::move(P));
   return true;
@@ -224,7 +225,7 @@ void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
   P.Range = E->getSourceRange();
   P.Subject = E;
   P.Axis = Axis;
-  P.Origins.push_back({nullptr, types::V, O});
+  P.Origins.push_back({nullptr, F->shown(types::V), O});
   P.Error = std::move(Why);
   report(std::move(P));
 }
@@ -933,9 +934,10 @@ bool Transfer::placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
     break;
   }
   core::TypeError Why;
-  if (!R.note.empty())
+  if (!R.note.empty()) {
     Why.message = R.note;
-  else if (std::optional<size_t> I = findRankless(Args))
+    Why.fix = R.fix;
+  } else if (std::optional<size_t> I = findRankless(Args))
     Why = core::shard_loss(Reason::RuleNeedsRank, Canon, AxisName, *I);
   else
     Why = core::shard_loss(Reason::RuleUndecided, Canon, AxisName);

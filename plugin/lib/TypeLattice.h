@@ -147,6 +147,15 @@ struct AxisFact {
       return std::nullopt;
     return Shard;
   }
+  /// How a message names \p T, one of this fact's types: S(d) for the V
+  /// bit when its shard dim d is known (global mode; also on one side of a
+  /// conflict), else \p T itself.
+  PerAxisType shown(PerAxisType T) const {
+    if (T.kind == TypeKind::Varying && (Mask & 4) && Shard != UnknownShard &&
+        Shard != UnmaskedRows)
+      return types::S(Shard);
+    return T;
+  }
   static AxisFact unknown() {
     AxisFact F;
     F.Mask = UnknownBit;

@@ -144,6 +144,16 @@ INSTANTIATE_TEST_SUITE_P(
                  {4, 3},
                  nullptr,
                  {"all_gather", "expected input type V on axis tp", "got P"}},
+        // A V with a spec entry is named by its shard in the message and
+        // in the suggested route (not "got V", not a stacking gather).
+        CollCase{"wrong_src_names_the_shard",
+                 Call(C::Convert, I, R),
+                 "{tp: S(1)}",
+                 nullptr,
+                 {4, 3},
+                 nullptr,
+                 {"convert: expected input type I on axis tp, got S(1)",
+                  "spmd::all_gather(x, tp, S(1), I)"}},
         CollCase{"innermost_rule",
                  Call(C::AllGather, S(0), R),
                  "{}",

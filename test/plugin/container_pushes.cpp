@@ -104,5 +104,5 @@ struct KvCache {
 // mode only.
 void unknown_push(SPMD_TYPE(tp = V) const Tensor& x) {
   SPMD_TYPE(tp = V) std::vector<Tensor> v;
-  v.push_back(opaque(x)); // strict-warning {{call of 'opaque'}}
+  v.push_back(opaque(x)); // strict-warning {{unknown SPMD type}}
 }

@@ -2,7 +2,8 @@
 // rejected, a collective whose axis is not a constant), and every value
 // computed from it, get no follow-on unknown-type warning in strict mode
 // (as Clang's expressions that contain errors). A value unknown for any other
-// reason is still reported. In global mode with strict-shards, a shard lost
+// reason is still reported, once: at its first use, not again at the values
+// computed from it. In global mode with strict-shards, a shard lost
 // by a rejected op is not reported again where the dim matters.
 // RUN-PLUGIN: -Xclang -verify=strict -fplugin-arg-spmd-check-strict
 // RUN-PLUGIN: -Xclang -verify=global -fplugin-arg-spmd-check-global -fplugin-arg-spmd-check-strict-shards
@@ -19,14 +20,13 @@ Tensor after_op_error(SPMD_TYPE(tp = P) const Tensor& h, SPMD_TYPE(tp = V) const
 SPMD_TYPE(tp = R)
 Tensor unknown_is_still_reported(SPMD_TYPE(tp = V) const Tensor& w, const Tensor& x) {
   auto y = torch::matmul(x, w); // strict-warning {{'x' has an unknown SPMD type}} global-warning {{'x' has an unknown SPMD type}}
-  return spmd::all_reduce(y, tp, P, R); // strict-warning {{'y' has an unknown SPMD type}} global-warning {{'y' has an unknown SPMD type}}
+  return spmd::all_reduce(y, tp, P, R); // 'y' is computed from 'x': not again
 }
 
-// One path from an error, one clean: silenced (the error was reported).
+// One path from an error, one from an unannotated call: the join silenced.
 SPMD_TYPE(tp = R)
 Tensor joined_paths(SPMD_TYPE(tp = I) const Tensor& b, SPMD_TYPE(tp = V) const Tensor& v, bool c) { // strict-note {{'b' has type I}} strict-note {{'v' has type V}} global-note {{'b' has type I}} global-note {{'v' has type V}}
-  Tensor t = opaque(v); // strict-warning {{call of 'opaque', which has no SPMD annotation}} global-warning {{call of 'opaque'}}
-  // strict-note@Inputs/prelude.h:16 {{annotate the tensor parameters (and the result) of 'opaque'}} global-note@Inputs/prelude.h:16 {{annotate the tensor parameters}}
+  Tensor t = opaque(v);
   if (c)
     t = v + b; // strict-error {{operator+: Invariant type on axis tp cannot mix}} strict-note {{insert spmd::convert}} global-error {{cannot mix}} global-note {{insert spmd::convert}}
   return spmd::all_reduce(t, tp, P, R);
@@ -35,7 +35,7 @@ Tensor joined_paths(SPMD_TYPE(tp = I) const Tensor& b, SPMD_TYPE(tp = V) const T
 // Global mode: the shard of 'qkv' is lost by the rejected chunk; its pieces
 // are not reported again as V of an unknown dim.
 SPMD_TYPE(tp = R)
-Tensor after_shard_error(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& qkv) { // global-note {{'qkv' has type V}}
+Tensor after_shard_error(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& qkv) { // global-note {{'qkv' has type S(-1)}}
   auto parts = qkv.chunk(3, -1); // global-error {{No valid sharding strategy for qkv.chunk on axis tp: it splits along dim 2, which tp shards (S(2)): local indices are not global indices}} global-note {{SPMD_LOCAL}}
   auto s = parts[0].sum(-1);
   return spmd::all_gather(s, tp, S(1), R);

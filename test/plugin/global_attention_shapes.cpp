@@ -67,15 +67,15 @@ Tensor attend(SPMD_TYPE(tp = S(1), spmd::rank(4)) const Tensor& q,
 // Attention with q, k, v sharded on the head features: the scores would be
 // each rank's part of a sum.
 SPMD_TYPE(tp = S(3))
-Tensor attend_feature_shards(SPMD_TYPE(tp = S(3), spmd::rank(4)) const Tensor& q, // global-note {{'q' has type V on axis 'tp' declared here}}
-                             SPMD_TYPE(tp = S(3), spmd::rank(4)) const Tensor& k, // global-note {{'k' has type V on axis 'tp' declared here}}
+Tensor attend_feature_shards(SPMD_TYPE(tp = S(3), spmd::rank(4)) const Tensor& q, // global-note {{'q' has type S(3) on axis 'tp' declared here}}
+                             SPMD_TYPE(tp = S(3), spmd::rank(4)) const Tensor& k, // global-note {{'k' has type S(3) on axis 'tp' declared here}}
                              SPMD_TYPE(tp = S(3), spmd::rank(4)) const Tensor& v) {
   return at::scaled_dot_product_attention(q, k, v); // global-error {{No valid sharding strategy for at::scaled_dot_product_attention on axis tp: args[0] is sharded on its last dim (S(3)): the scores are a sum over the features, and each rank holds only its part}} global-note {{shard the heads instead}}
 }
 
 // Head-sharded queries against every key head.
 SPMD_TYPE(tp = S(1))
-Tensor attend_all_keys(SPMD_TYPE(tp = S(1), spmd::rank(4)) const Tensor& q, // global-note {{'q' has type V on axis 'tp' declared here}}
+Tensor attend_all_keys(SPMD_TYPE(tp = S(1), spmd::rank(4)) const Tensor& q, // global-note {{'q' has type S(1) on axis 'tp' declared here}}
                        SPMD_TYPE(tp = R, spmd::rank(4)) const Tensor& k, // global-note {{'k' has type R on axis 'tp' declared here}}
                        SPMD_TYPE(tp = R, spmd::rank(4)) const Tensor& v) {
   return at::scaled_dot_product_attention(q, k, v); // global-error {{must be sharded on the same batch or heads dim; args[1] is R}} global-note {{shard q, k and v on the same heads dim}}
@@ -84,20 +84,20 @@ Tensor attend_all_keys(SPMD_TYPE(tp = S(1), spmd::rank(4)) const Tensor& q, // g
 // A causal mask built on the sequence shard: each rank cuts its block of
 // rows at its own row 0.
 SPMD_TYPE(tp = S(0))
-Tensor causal_on_sequence_shard(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& scores) { // global-note {{'scores' has type V on axis 'tp' declared here}}
+Tensor causal_on_sequence_shard(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& scores) { // global-note {{'scores' has type S(0) on axis 'tp' declared here}}
   return scores.triu(1); // global-error {{No valid sharding strategy for scores.triu on axis tp: it keeps a triangle of the last two dims, cut at the diagonal (a global row - column index), and tp shards dim 0 (S(0)): each rank's block counts its rows and columns from 0, so its triangle is cut in the wrong place}} global-note {{suggestion: all_gather args[0] first: spmd::all_gather(t, tp, S(0), R) (or redistribute the other operands to the same sharding), or build this rank's block of the mask with its global offset}}
 }
 
 // Key-sharded scores of unknown rank (S(-1)): still the last dim.
 SPMD_TYPE(tp = S(-1))
-Tensor causal_on_key_shard(SPMD_TYPE(tp = S(-1)) const Tensor& scores) { // global-note {{'scores' has type V on axis 'tp' declared here}}
+Tensor causal_on_key_shard(SPMD_TYPE(tp = S(-1)) const Tensor& scores) { // global-note {{'scores' has type S(-1) on axis 'tp' declared here}}
   return at::tril(scores); // global-error {{No valid sharding strategy for at::tril on axis tp: it keeps a triangle of the last two dims}} global-note {{all_gather}}
 }
 
 // Rolling the sharded dim moves elements across ranks; so does a roll
 // without dims (the flattened tensor).
 SPMD_TYPE(tp = S(-1))
-Tensor roll_features(SPMD_TYPE(tp = S(-1)) const Tensor& x) { // global-note 2 {{'x' has type V on axis 'tp' declared here}}
+Tensor roll_features(SPMD_TYPE(tp = S(-1)) const Tensor& x) { // global-note 2 {{'x' has type S(-1) on axis 'tp' declared here}}
   auto a = x.roll({1}, {-1}); // global-error {{No valid sharding strategy for x.roll on axis tp: it moves elements across dim}} global-note {{all_gather}}
   auto b = x.roll({1}); // global-error {{No valid sharding strategy for x.roll on axis tp: it moves elements across dim}} global-note {{all_gather}}
   return a;
@@ -105,19 +105,19 @@ Tensor roll_features(SPMD_TYPE(tp = S(-1)) const Tensor& x) { // global-note 2 {
 
 // softmax over the vocabulary shard (the corpus's softmax_sharded_vocab).
 SPMD_TYPE(tp = S(-1))
-Tensor softmax_over_vocab_shard(SPMD_TYPE(tp = S(-1)) const Tensor& logits) { // global-note {{'logits' has type V on axis 'tp' declared here}}
+Tensor softmax_over_vocab_shard(SPMD_TYPE(tp = S(-1)) const Tensor& logits) { // global-note {{'logits' has type S(-1) on axis 'tp' declared here}}
   return torch::softmax(logits, -1); // global-error {{No valid sharding strategy for torch::softmax on axis tp: it works along dim}} global-note {{vocab-parallel}}
 }
 
 // A cumulative sum along the shard sums only this rank's part.
 SPMD_TYPE(tp = S(1), spmd::rank(2))
-Tensor cumsum_along_shard(SPMD_TYPE(tp = S(1), spmd::rank(2)) const Tensor& x) { // global-note {{'x' has type V on axis 'tp' declared here}}
+Tensor cumsum_along_shard(SPMD_TYPE(tp = S(1), spmd::rank(2)) const Tensor& x) { // global-note {{'x' has type S(1) on axis 'tp' declared here}}
   return x.cumsum(1); // global-error {{No valid sharding strategy for x.cumsum on axis tp: it works along dim 1}} global-note {{all_gather}}
 }
 
 // Counts per element along the shard do not split evenly.
 SPMD_TYPE(tp = S(0))
-Tensor repeat_by_counts(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& x, // global-note {{'x' has type V on axis 'tp' declared here}}
+Tensor repeat_by_counts(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& x, // global-note {{'x' has type S(0) on axis 'tp' declared here}}
                         SPMD_TYPE(tp = R, spmd::rank(1)) const Tensor& counts) { // global-note {{'counts' has type R on axis 'tp' declared here}}
   return x.repeat_interleave(counts, 0); // global-error {{No valid sharding strategy for x.repeat_interleave on axis tp: it repeats by per-element counts along dim 0}} global-note {{all_gather}}
 }

@@ -22,7 +22,7 @@ Tensor attention(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& q,
 
 SPMD_TYPE(tp = S(-1), spmd::rank(3))
 Tensor split_globally(SPMD_TYPE(tp = R, spmd::rank(3)) const Tensor& x,
-                      SPMD_TYPE(tp = S(0)) const Tensor& w_qkv) { // expected-note {{type V on axis 'tp' declared here}}
+                      SPMD_TYPE(tp = S(0)) const Tensor& w_qkv) { // expected-note {{type S(2) on axis 'tp' declared here}}
   auto parts = at::linear(x, w_qkv).chunk(3, -1); // expected-error {{No valid sharding strategy for at::linear(x, w_qkv).chunk on axis tp: it splits along dim 2, which tp shards (S(2)}} expected-note {{or index another dim; if each rank's shard holds its own pieces (a fused QKV or gate/up weight sharded per piece), split it in a local region instead: a helper marked SPMD_LOCAL}}
   // The pieces' dim is lost with the rejected op: reported once, at the op
   // (no follow-on strict-shards warning at the uses).

@@ -16,7 +16,7 @@ Tensor rank_resolves(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& x) {
 SPMD_TYPE(tp = R)
 Tensor rank_wrong_dim(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& x) {
   return spmd::all_gather(x, tp, S(1), R); // global-error {{all_gather expects its input sharded on dim 1 on axis tp (src = S(1)), but it is sharded on dim -1 (S(-1))}} global-note {{did you mean src = S(-1)?}}
-  // global-note@-2 {{type V on axis 'tp' declared here}}
+  // global-note@-2 {{type S(-1) on axis 'tp' declared here}}
 }
 
 // --- shard dims through shape ops ------------------------------------------
@@ -26,7 +26,7 @@ Tensor transpose_moves(SPMD_TYPE(tp = S(0), spmd::rank(3)) const Tensor& x) {
   auto y = x.transpose(0, 2); // y: S(2), rank 3
   auto ok = spmd::all_gather(y, tp, S(-1), R);
   return ok + spmd::all_gather(y, tp, S(0), R); // global-error {{sharded on dim 2 (S(2))}} global-note {{did you mean src = S(2)?}}
-  // global-note@-4 {{type V on axis 'tp' declared here}}
+  // global-note@-4 {{type S(2) on axis 'tp' declared here}}
 }
 
 SPMD_TYPE(tp = R)
@@ -34,7 +34,7 @@ Tensor unsqueeze_shifts(SPMD_TYPE(tp = S(-1), spmd::rank(2)) const Tensor& x) {
   auto y = x.unsqueeze(0); // y: S(2), rank 3
   auto ok = spmd::all_gather(y, tp, S(2), R);
   return ok + spmd::all_gather(y, tp, S(1), R); // global-error {{sharded on dim 2 (S(2))}} global-note {{did you mean src = S(2)?}}
-  // global-note@-4 {{type V on axis 'tp' declared here}}
+  // global-note@-4 {{type S(2) on axis 'tp' declared here}}
 }
 
 // A factory's shape gives the rank; convert keeps it.
@@ -46,7 +46,7 @@ Tensor factory_rank() {
   auto t = s.permute({2, 0, 1});           // t: S(0)
   auto ok = spmd::all_gather(t, tp, S(-3), R);
   return ok + spmd::all_gather(t, tp, S(1), R); // global-error {{sharded on dim 0 (S(0))}} global-note {{did you mean src = S(0)?}}
-  // global-note@-4 {{type V on axis 'tp' set by this collective}}
+  // global-note@-4 {{type S(0) on axis 'tp' set by this collective}}
 }
 
 // With both ranks known, broadcasting places the shard exactly.
@@ -64,8 +64,8 @@ Tensor broadcast_exact(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& x,
 // whatever the rank, global_shape_facts.cpp.)
 SPMD_TYPE(tp = R)
 Tensor transpose_without_rank(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
-  auto y = x.transpose(0, 1); // global-note {{type V on axis 'tp' inferred from this operation (annotate the operand's rank, e.g. [[spmd::type(tp = S(-1), spmd::rank(3))]])}}
-  return spmd::all_gather(y, tp, S(0), R); // global-warning {{'y' is sharded on axis 'tp' on an unknown dim (global mode): args[0] is S(-1) but its rank is unknown, so transpose cannot place the shard; annotate it with [[spmd::type(tp = S(i))]] or spmd::assert_type, or give its rank with spmd::rank(n)}}
+  auto y = x.transpose(0, 1); // global-note {{type V on axis 'tp' inferred from this operation}}
+  return spmd::all_gather(y, tp, S(0), R); // global-warning {{'y' is sharded on axis 'tp' on an unknown dim (global mode): args[0] is S(-1) but its rank is unknown, so transpose cannot place the shard; annotate the operand's rank, e.g. [[spmd::type(tp = S(-1), spmd::rank(3))]]}}
 }
 
 // A plain V in global mode has no dim.
@@ -76,7 +76,7 @@ Tensor plain_varying(SPMD_TYPE(tp = V) const Tensor& x) { // global-note {{type 
 
 // S(-1) against src S(0): one dim only for rank 1.
 SPMD_TYPE(tp = R)
-Tensor mixed_sign(SPMD_TYPE(tp = S(-1)) const Tensor& x) { // global-note {{type V on axis 'tp' declared here}}
+Tensor mixed_sign(SPMD_TYPE(tp = S(-1)) const Tensor& x) { // global-note {{type S(-1) on axis 'tp' declared here}}
   return spmd::all_gather(x, tp, S(0), R); // global-warning {{'x' is sharded on axis 'tp' on an unknown dim (global mode): src S(0) and its shard S(-1) are one dim only for some ranks, and its rank is unknown}}
 }
 
@@ -109,8 +109,8 @@ Tensor tuple_ranks(SPMD_TYPE(tp = S(0)) const Tensor& k,
                    SPMD_TYPE(tp = S(0)) const Tensor& v) {
   Tensor a, b;
   std::tie(a, b) = kv_pair(k, v);
-  auto [c, d] = kv_pair(k, v); // global-note {{type V on axis 'tp' returned by this call (the callee's declared result type)}}
-  auto e = std::get<1>(kv_pair(k, v)); // global-note {{type V on axis 'tp' returned by this call (the callee's declared result type)}}
+  auto [c, d] = kv_pair(k, v); // global-note {{type S(0) on axis 'tp' returned by this call (the callee's declared result type)}}
+  auto e = std::get<1>(kv_pair(k, v)); // global-note {{type S(0) on axis 'tp' returned by this call (the callee's declared result type)}}
   // transpose(-2, -1) needs a's rank (strict mode would warn without it).
   auto ok = spmd::all_gather(a.transpose(-2, -1), tp, S(0), R);
   auto x = spmd::all_gather(c, tp, S(-1), R); // global-error {{all_gather expects its input sharded on dim -1 on axis tp (src = S(-1)), but it is sharded on dim 0 (S(0))}} global-note {{did you mean src = S(0)?}}

@@ -12,7 +12,7 @@ SPMD_TYPE(dp = R, tp = R)
 Tensor local_axis(SPMD_TYPE(dp = S(0), tp = S(0)) const Tensor& x) {
   auto a = spmd::all_reduce(x, dp, P, R); // dp is local: S(0) reads as V
   return spmd::all_reduce(a, tp, P, R); // global-error {{all_reduce with src = P on a tensor sharded on dim 0 on axis tp (S(0)): a shard is not a pending sum}} global-note {{suggestion: gather along dim 0}}
-  // global-note@-3 {{type V on axis 'tp' declared here}}
+  // global-note@-3 {{type S(0) on axis 'tp' declared here}}
 }
 
 // --- [[spmd::local]] regions -----------------------------------------------
@@ -47,7 +47,7 @@ Tensor region_shard(SPMD_TYPE(tp = V) const Tensor& x) { return x.relu(); }
 
 SPMD_TYPE(tp = R)
 Tensor gather_region_result(SPMD_TYPE(tp = V) const Tensor& x) {
-  auto y = region_shard(x); // global-note {{type V on axis 'tp' returned by this call (the callee's declared result type)}}
+  auto y = region_shard(x); // global-note {{type S(-1) on axis 'tp' returned by this call (the callee's declared result type)}}
   return spmd::all_gather(y, tp, S(-2), R); // global-error {{sharded on dim -1 (S(-1))}} global-note {{did you mean src = S(-1)?}}
 }
 
@@ -56,7 +56,7 @@ Tensor gather_region_result(SPMD_TYPE(tp = V) const Tensor& x) {
 SPMD_TYPE(tp = R)
 Tensor assert_gives_dim(SPMD_TYPE(tp = V) const Tensor& x) {
   auto y = torch::relu(x);
-  spmd::assert_type(y, {tp = S(-1)}); // global-note {{type V on axis 'tp' set by this spmd::assert_type}}
+  spmd::assert_type(y, {tp = S(-1)}); // global-note {{type S(-1) on axis 'tp' set by this spmd::assert_type}}
   return spmd::all_gather(y, tp, S(-2), R); // global-error {{sharded on dim -1 (S(-1))}} global-note {{did you mean src = S(-1)?}}
 }
 
@@ -86,6 +86,6 @@ Tensor region_tuple(SPMD_TYPE(spmd::spec(spmd::None, {tp, ep})) const Tensor& x)
 }
 
 SPMD_TYPE(tp = R)
-Tensor tuple_outer_in_global_code(SPMD_TYPE(spmd::spec(spmd::None, {tp, ep})) const Tensor& x) { // global-note {{type V on axis 'tp' declared here}}
+Tensor tuple_outer_in_global_code(SPMD_TYPE(spmd::spec(spmd::None, {tp, ep})) const Tensor& x) { // global-note {{type S(1) on axis 'tp' declared here}}
   return spmd::all_gather(x, tp, S(1), R); // global-error {{all_gather on axis tp is not allowed because it is not the innermost axis in its PartitionSpec group (tp, ep) (dim 1)}} global-note {{suggestion: first move ep off the dim}}
 }

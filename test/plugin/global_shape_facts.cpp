@@ -34,8 +34,8 @@ Tensor stacked(SPMD_TYPE(tp = S(-1)) const Tensor& a,
 }
 
 // ... and then a shard on another dim is seen.
-Tensor mixed(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& a, // both-note {{type V on axis 'tp' declared here}}
-             SPMD_TYPE(tp = S(-1)) const Tensor& b) { // both-note {{type V on axis 'tp' declared here}}
+Tensor mixed(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& a, // both-note {{type S(0) on axis 'tp' declared here}}
+             SPMD_TYPE(tp = S(-1)) const Tensor& b) { // both-note {{type S(-1) on axis 'tp' declared here}}
   return torch::cat({a, b}, 0); // both-error {{args[0] is sharded on dim 0 but args[1] on dim 1}} both-note {{suggestion: shard every input on the same dim}}
 }
 
@@ -114,7 +114,7 @@ Tensor reduced(SPMD_TYPE(tp = S(1), spmd::rank(2)) const Tensor& x,
 // Any rank that holds the dims gives the same answer counted from the end: a
 // pointwise op with scalars, softmax along a negative dim, a reduction over
 // negative dims keep (or reject) the shard without a rank.
-void vocab_softmax(SPMD_TYPE(tp = S(-1)) const Tensor& logits, double t) { // both-note {{type V on axis 'tp' declared here}}
+void vocab_softmax(SPMD_TYPE(tp = S(-1)) const Tensor& logits, double t) { // both-note {{type S(-1) on axis 'tp' declared here}}
   auto p = torch::softmax(logits / t, -1); // both-note {{suggestion: compute it across shards}} both-error {{No valid sharding strategy for torch::softmax on axis tp: it works along dim 0, which tp shards (S(0)): every rank sees only its shard of that dim (args[0]'s rank is unknown: dims are numbered as for a rank-1 tensor, dim d is d - 1 counted from the end)}}
 }
 

@@ -18,7 +18,7 @@ Tensor gather_right_dim(SPMD_TYPE(tp = S(0)) const Tensor& x) {
 SPMD_TYPE(tp = R)
 Tensor gather_wrong_dim(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
   return spmd::all_gather(x, tp, S(-2), R); // global-error {{all_gather expects its input sharded on dim -2 on axis tp (src = S(-2)), but it is sharded on dim -1 (S(-1))}} global-note {{did you mean src = S(-1)?}}
-  // global-note@-2 {{type V on axis 'tp' declared here}}
+  // global-note@-2 {{type S(-1) on axis 'tp' declared here}}
 }
 
 // S(-1) and S(0) may be one dim (rank 1): without the rank, no verdict.
@@ -32,7 +32,7 @@ Tensor gather_mixed_sign(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
 SPMD_TYPE(tp = R)
 Tensor reduce_feature_shard(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
   return spmd::all_reduce(x, tp, P, R); // global-error {{all_reduce with src = P on a tensor sharded on dim -1 on axis tp (S(-1)): a shard is not a pending sum}} global-note {{suggestion: gather along dim -1 (spmd::all_gather(x, tp, S(-1), R))}}
-  // global-note@-2 {{type V on axis 'tp' declared here}}
+  // global-note@-2 {{type S(-1) on axis 'tp' declared here}}
 }
 
 // A plain V (shard unknown) is still accepted where src is P.
@@ -44,7 +44,7 @@ Tensor reduce_varying(SPMD_TYPE(tp = V) const Tensor& x) {
 SPMD_TYPE(tp = P)
 Tensor reinterpret_shard(SPMD_TYPE(tp = S(1)) const Tensor& x) {
   return spmd::reinterpret(x, tp, V, P); // global-error {{reinterpret as P of a tensor sharded on dim 1 on axis tp (S(1)): a shard is not a pending sum}} global-note {{suggestion: gather along dim}}
-  // global-note@-2 {{type V on axis 'tp' declared here}}
+  // global-note@-2 {{type S(1) on axis 'tp' declared here}}
 }
 
 SPMD_TYPE(tp = P)
@@ -57,7 +57,7 @@ Tensor reinterpret_shard_expert(SPMD_TYPE(tp = S(1)) const Tensor& x) {
 
 SPMD_TYPE(tp = R)
 Tensor reduce_scatter_then_gather(SPMD_TYPE(tp = P) const Tensor& p) {
-  auto y = spmd::reduce_scatter(p, tp, P, S(1)); // y: S(1) global-note {{type V on axis 'tp' set by this collective}}
+  auto y = spmd::reduce_scatter(p, tp, P, S(1)); // y: S(1) global-note {{type S(1) on axis 'tp' set by this collective}}
   auto ok = spmd::all_gather(y, tp, S(1), R);
   return ok + spmd::all_gather(y, tp, S(0), R); // global-error {{sharded on dim 1 (S(1))}} global-note {{did you mean src = S(1)?}}
 }
@@ -96,7 +96,7 @@ Tensor row_shard_through_mm(SPMD_TYPE(tp = S(0)) const Tensor& x,
                             SPMD_TYPE(tp = R) const Tensor& w) {
   auto y = x.mm(w); // y: S(0)
   return spmd::all_gather(y, tp, S(1), R); // global-error {{sharded on dim 0 (S(0))}} global-note {{did you mean src = S(0)?}}
-  // global-note@-4 {{type V on axis 'tp' declared here}}
+  // global-note@-4 {{type S(0) on axis 'tp' declared here}}
 }
 
 // A shard on a free dim of one operand and the contraction dim of the other.
@@ -105,8 +105,8 @@ Tensor illegal_mm_mix(SPMD_TYPE(tp = S(0)) const Tensor& x,
                       SPMD_TYPE(tp = S(0)) const Tensor& w) {
   return x.mm(w); // global-error {{No valid sharding strategy for x.mm on axis tp: args[0] is sharded on dim 0 (i) and args[1] on dim 0 (j)}}
   // global-note@-1 {{suggestion: keep one operand sharded and all_gather the other}}
-  // global-note@-4 {{'x' has type V on axis 'tp' declared here}}
-  // global-note@-4 {{'w' has type V on axis 'tp' declared here}}
+  // global-note@-4 {{'x' has type S(0) on axis 'tp' declared here}}
+  // global-note@-4 {{'w' has type S(0) on axis 'tp' declared here}}
 }
 
 // Without ranks, a pointwise op gives an unknown shard: no verdict.
@@ -134,8 +134,8 @@ Tensor row_parallel_bias(SPMD_TYPE(tp = S(-1)) const Tensor& x,
                          SPMD_TYPE(tp = R) const Tensor& b) {
   return spmd::all_reduce(F::linear(x, w, b), tp, P, R); // global-error {{No valid sharding strategy for F::linear on axis tp: the product args[0] @ args[1]^T contracts a sharded dim, so it is a pending sum (P) on tp, and args[2] (R) would be added to every rank's partial sum}}
   // global-note@-1 {{suggestion: add args[2] after the all_reduce}}
-  // global-note@-5 {{'x' has type V on axis 'tp' declared here}}
-  // global-note@-5 {{'w' has type V on axis 'tp' declared here}}
+  // global-note@-5 {{'x' has type S(-1) on axis 'tp' declared here}}
+  // global-note@-5 {{'w' has type S(1) on axis 'tp' declared here}}
 }
 
 // gelu on the partial product (the local rule's nonlinear-on-P error).
@@ -154,7 +154,7 @@ Tensor unsplit_input(SPMD_TYPE(tp = R) const Tensor& x,
   return spmd::all_reduce(F::linear(x, w), tp, P, R); // global-error {{No valid sharding strategy for F::linear on axis tp: args[1] is sharded on dim 1, the contraction dim (k), but args[0] is replicated}}
   // global-note@-1 {{suggestion: shard args[0] on dim 1 as well}}
   // global-note@-4 {{'x' has type R on axis 'tp' declared here}}
-  // global-note@-4 {{'w' has type V on axis 'tp' declared here}}
+  // global-note@-4 {{'w' has type S(1) on axis 'tp' declared here}}
 }
 
 // Column-parallel linear: the output is sharded on its last dim.
@@ -164,7 +164,7 @@ Tensor column_parallel(SPMD_TYPE(tp = R) const Tensor& x,
   auto y = F::linear(x, w); // y: S(-1)
   auto ok = spmd::all_gather(y, tp, S(-1), R);
   return ok + spmd::all_gather(y, tp, S(-2), R); // global-error {{sharded on dim -1 (S(-1))}} global-note {{did you mean src = S(-1)?}}
-  // global-note@-4 {{type V on axis 'tp' declared here}}
+  // global-note@-4 {{type S(-1) on axis 'tp' declared here}}
 }
 
 // linear's weight is 2-D and its bias 1-D whatever the annotations say: a
@@ -178,7 +178,7 @@ Tensor column_parallel_bias(SPMD_TYPE(tp = R) const Tensor& x,
   auto y = F::linear(x, w, b); // y: S(-1)
   return spmd::all_reduce(y, tp, P, R); // global-error {{all_reduce with src = P on a tensor sharded on dim -1 on axis tp (S(-1)): a shard is not a pending sum}}
   // global-note@-1 {{suggestion: gather along dim -1 (spmd::all_gather(x, tp, S(-1), R))}}
-  // global-note@-5 {{type V on axis 'tp' declared here}}
+  // global-note@-5 {{type S(-1) on axis 'tp' declared here}}
 }
 
 // The same with the weight's and the bias's shards counted from the end.
@@ -189,7 +189,7 @@ Tensor column_parallel_from_end(SPMD_TYPE(tp = R) const Tensor& x,
   auto y = F::linear(x, w, b);
   auto ok = spmd::all_gather(y, tp, S(-1), R);
   return ok + spmd::all_gather(y, tp, S(-2), R); // global-error {{sharded on dim -1 (S(-1))}} global-note {{did you mean src = S(-1)?}}
-  // global-note@-5 {{type V on axis 'tp' declared here}}
+  // global-note@-5 {{type S(-1) on axis 'tp' declared here}}
 }
 
 // A port that kept the hand-written reinterpret of a known shard.

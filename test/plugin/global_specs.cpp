@@ -15,7 +15,7 @@ SPMD_TYPE(tp = R)
 Tensor spec_last_dim(SPMD_TYPE(spmd::spec(None, None, tp)) const Tensor& x) {
   auto ok = spmd::all_gather(x, tp, S(-1), R); // S(2) of rank 3 is S(-1)
   return ok + spmd::all_gather(x, tp, S(0), R); // global-error {{sharded on dim 2 (S(2))}} global-note {{did you mean src = S(2)?}}
-  // global-note@-3 {{type V on axis 'tp' declared here}}
+  // global-note@-3 {{type S(2) on axis 'tp' declared here}}
 }
 
 // Row-parallel matmul from specs: the contraction dim is sharded on both.
@@ -30,7 +30,7 @@ SPMD_TYPE(dp = S(0), tp = R)
 Tensor full_input(SPMD_TYPE(spmd::spec(dp, None), tp = R) const Tensor& x,
                   SPMD_TYPE(spmd::spec(tp, None), dp = R) const Tensor& w) {
   return spmd::all_reduce(x.mm(w), tp, P, R); // global-error {{No valid sharding strategy for x.mm on axis tp: args[1] is sharded on dim 0, the contraction dim (j), but args[0] is replicated on its dim 1}} global-note {{suggestion: shard args[0] on dim 1 as well}}
-  // global-note@-3 {{'x' has type R on axis 'tp' declared here}} global-note@-2 {{'w' has type V on axis 'tp' declared here}}
+  // global-note@-3 {{'x' has type R on axis 'tp' declared here}} global-note@-2 {{'w' has type S(0) on axis 'tp' declared here}}
 }
 
 // A spec with only None entries: a rank, no shard.

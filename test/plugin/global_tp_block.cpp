@@ -32,7 +32,7 @@ Tensor gather_wrong_dim(MLP_PARAMS) {
   auto h_r = spmd::convert(h, tp, I, R);
   auto a = at::gelu(at::matmul(h_r, w1.t()));
   return spmd::all_gather(a, tp, S(0), R); // global-error {{all_gather expects its input sharded on dim 0 on axis tp (src = S(0)), but it is sharded on dim 2 (S(2))}} global-note {{did you mean src = S(2)?}}
-  // global-note@-5 {{type V on axis 'tp' declared here}}
+  // global-note@-5 {{type S(2) on axis 'tp' declared here}}
 }
 
 // Bug 2: a reduce_scatter of the (sharded, not partial) activations.
@@ -42,7 +42,7 @@ Tensor reduce_scatter_shard(MLP_PARAMS) {
   auto h_r = spmd::convert(h, tp, I, R);
   auto a = at::gelu(at::matmul(h_r, w1.t()));
   return spmd::reduce_scatter(a, tp, P, S(-1)); // global-error {{reduce_scatter with src = P on a tensor sharded on dim 2 on axis tp (S(2)): a shard is not a pending sum}} global-note {{suggestion: gather along dim 2}}
-  // global-note@-5 {{type V on axis 'tp' declared here}}
+  // global-note@-5 {{type S(2) on axis 'tp' declared here}}
 }
 
 // Bug 3: the bias added to the partial product before the reduce.
@@ -67,7 +67,7 @@ Tensor full_input_row_parallel(MLP_PARAMS) {
   auto y = at::matmul(h_r, w2.t()); // global-error {{No valid sharding strategy for at::matmul on axis tp: args[1] is sharded on dim 0, the contraction dim (j), but args[0] is replicated}}
   // global-note@-1 {{suggestion: shard args[0]}}
   // global-note@-3 {{'h_r' has type R on axis 'tp' set by this collective}}
-  // global-note@-6 {{this value has type V on axis 'tp' declared here}}
+  // global-note@-6 {{this value has type S(0) on axis 'tp' declared here}}
   auto z = spmd::all_reduce(y, tp, P, I);
   return x + z;
 }
@@ -82,8 +82,8 @@ Tensor row_parallel_invariant_bias(SPMD_TYPE(tp = S(-1)) const Tensor& x,
                                    SPMD_TYPE(tp = I) const Tensor& b) {
   return spmd::all_reduce(torch::nn::functional::linear(x, w, b), tp, P, R); // global-error {{torch::nn::functional::linear: Invariant type on axis tp cannot mix with other types; operand types [V, V, I]}}
   // global-note@-1 {{suggestion: add args[2] after the all_reduce (spmd::all_reduce(y, tp, P, R) + bias), or drop it from this op}}
-  // global-note@-5 {{'x' has type V on axis 'tp' declared here}}
-  // global-note@-5 {{'w' has type V on axis 'tp' declared here}}
+  // global-note@-5 {{'x' has type S(-1) on axis 'tp' declared here}}
+  // global-note@-5 {{'w' has type S(1) on axis 'tp' declared here}}
 }
 SPMD_TYPE(tp = V)
 Tensor varying_plus_invariant_bias(SPMD_TYPE(tp = V) const Tensor& h,

@@ -28,7 +28,7 @@ Tensor gather_inner_then_outer(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tenso
 SPMD_TYPE(dp = R, tp = S(0))
 Tensor gather_outer(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x) {
   return spmd::all_gather(x, dp, S(0), R); // global-error {{all_gather on axis dp is not allowed because it is not the innermost axis in its PartitionSpec group (dp, tp) (dim 0); only the innermost axis (tp) can be redistributed directly}} global-note {{suggestion: first move tp off the dim (e.g. all_gather on tp), or use local_map}}
-  // global-note@-2 {{type V on axis 'dp' declared here}}
+  // global-note@-2 {{type S(0) on axis 'dp' declared here}}
 }
 
 // Three axes: only the last may move; all_to_all is a redistribution too.
@@ -36,7 +36,7 @@ SPMD_AXIS(ep);
 SPMD_TYPE(dp = S(1), tp = S(1), ep = S(0))
 Tensor three_axes(SPMD_TYPE(spmd::spec(None, {dp, tp, ep})) const Tensor& x) {
   auto a = spmd::all_to_all(x, tp, S(1), S(0)); // global-error {{all_to_all on axis tp is not allowed because it is not the innermost axis in its PartitionSpec group (dp, tp, ep) (dim 1)}} global-note {{suggestion: first move ep off the dim}}
-  // global-note@-2 {{type V on axis 'tp' declared here}}
+  // global-note@-2 {{type S(1) on axis 'tp' declared here}}
   return spmd::all_to_all(x, ep, S(1), S(0));
 }
 
@@ -47,7 +47,7 @@ SPMD_TYPE(dp = R, tp = R)
 Tensor scatter_appends(SPMD_TYPE(dp = S(0), tp = P) const Tensor& p) {
   auto y = spmd::reduce_scatter(p, tp, P, S(0)); // y: ({dp, tp}, ...)
   auto bad = spmd::all_gather(y, dp, S(0), R); // global-error {{all_gather on axis dp is not allowed because it is not the innermost axis in its PartitionSpec group (dp, tp) (dim 0)}} global-note {{suggestion: first move tp off the dim}}
-  // global-note@-3 {{type V on axis 'dp' declared here}}
+  // global-note@-3 {{type S(0) on axis 'dp' declared here}}
   auto z = spmd::all_gather(y, tp, S(0), R);
   return spmd::all_gather(z, dp, S(0), R);
 }
@@ -57,7 +57,7 @@ SPMD_TYPE(dp = S(1), tp = R)
 Tensor all_to_all_appends(SPMD_TYPE(spmd::spec(tp, dp)) const Tensor& x) {
   auto y = spmd::all_to_all(x, tp, S(0), S(1)); // y: (None, {dp, tp})
   auto bad = spmd::all_gather(y, dp, S(1), R); // global-error {{all_gather on axis dp is not allowed because it is not the innermost axis in its PartitionSpec group (dp, tp) (dim 1)}} global-note {{suggestion: first move tp off the dim}}
-  // global-note@-3 {{type V on axis 'dp' declared here}}
+  // global-note@-3 {{type S(1) on axis 'dp' declared here}}
   return spmd::all_gather(y, tp, S(1), R);
 }
 
@@ -67,7 +67,7 @@ SPMD_TYPE(dp = R, tp = R)
 Tensor transpose_keeps_order(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x) {
   auto y = x.transpose(0, 1).relu(); // (None, {dp, tp})
   auto bad = spmd::all_gather(y, dp, S(1), R); // global-error {{all_gather on axis dp is not allowed because it is not the innermost axis in its PartitionSpec group (dp, tp) (dim 1)}} global-note {{suggestion: first move tp off the dim}}
-  // global-note@-3 {{type V on axis 'dp' declared here}}
+  // global-note@-3 {{type S(1) on axis 'dp' declared here}}
   auto z = spmd::all_gather(y, tp, S(1), R);
   return spmd::all_gather(z, dp, S(1), R);
 }
@@ -84,7 +84,7 @@ SPMD_TYPE(dp = V, tp = V)
 Tensor add_other_order(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& a,
                        SPMD_TYPE(spmd::spec({tp, dp}, None)) const Tensor& b) {
   return a + b; // global-error {{operator+: PartitionSpec axis order conflict: one operand shards a dim by (dp outer to tp) and another by (tp outer to dp)}} global-note {{suggestion: redistribute one operand so both use the same order}}
-  // global-note@-3 {{'a' has type V on axis 'tp' declared here}} global-note@-2 {{'b' has type V on axis 'tp' declared here}}
+  // global-note@-3 {{'a' has type S(0) on axis 'tp' declared here}} global-note@-2 {{'b' has type S(0) on axis 'tp' declared here}}
 }
 
 // spmd::assert_type of the same dim keeps the axis's place in the tuple.
@@ -93,7 +93,7 @@ Tensor assert_keeps_position(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor&
   auto y = x.relu();
   spmd::assert_type(y, {tp = S(0)});
   return spmd::all_gather(y, dp, S(0), R); // global-error {{all_gather on axis dp is not allowed because it is not the innermost axis in its PartitionSpec group (dp, tp) (dim 0)}} global-note {{suggestion: first move tp off the dim}}
-  // global-note@-4 {{type V on axis 'dp' declared here}}
+  // global-note@-4 {{type S(0) on axis 'dp' declared here}}
 }
 
 // Map entries `dp = S(0), tp = S(0)` give no order: not checked.
@@ -115,7 +115,7 @@ Tensor size_one_inner(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& x,
   if (p.tp_size() == 1)
     return spmd::all_gather(x, dp, S(0), R);
   return spmd::all_gather(x, dp, S(0), R); // global-error {{not the innermost axis in its PartitionSpec group (dp, tp) (dim 0)}} global-note {{suggestion: first move tp off the dim}}
-  // global-note@-5 {{type V on axis 'dp' declared here}}
+  // global-note@-5 {{type S(0) on axis 'dp' declared here}}
 }
 
 // And operands whose orders differ only by tp agree there (b + a would
@@ -127,7 +127,7 @@ Tensor size_one_order(SPMD_TYPE(spmd::spec({dp, tp}, None)) const Tensor& a,
   if (p.tp_size() == 1)
     return b + a;
   return a - b; // global-error {{operator-: PartitionSpec axis order conflict}} global-note {{suggestion: redistribute one operand so both use the same order}}
-  // global-note@-6 {{'a' has type V on axis 'tp' declared here}} global-note@-5 {{'b' has type V on axis 'tp' declared here}}
+  // global-note@-6 {{'a' has type S(0) on axis 'tp' declared here}} global-note@-5 {{'b' has type S(0) on axis 'tp' declared here}}
 }
 
 // --- a declared tuple's order is checked ---------------------------------------

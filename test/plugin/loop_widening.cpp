@@ -136,12 +136,13 @@ void chain(bool c, SPMD_TYPE(tp = R) const Tensor& r,
     x3 = x2;
     x2 = x1;
     x1 = x0;
-    x0 = opaque(r); // strict-warning {{call of 'opaque'}} strict-note@Inputs/prelude.h:16 {{annotate the tensor parameters}}
+    x0 = opaque(r); // strict-warning {{the result of 'opaque' has an unknown SPMD type}}
+    // strict-note@Inputs/prelude.h:16 {{'opaque' is declared here}}
   }
   Tensor bad = torch::relu(p); // expected-error {{relu: Partial type on axis tp cannot propagate through non-linear ops}} strict-error {{relu: Partial type on axis tp cannot propagate through non-linear ops}}
   // expected-note@#p {{'p' has type P on axis 'tp' declared here}} strict-note@#p {{'p' has type P on axis 'tp' declared here}}
   // expected-note@-2 {{insert spmd::all_reduce(..., tp, spmd::P, spmd::R) to make 'p' R on axis 'tp'}} strict-note@-2 {{insert spmd::all_reduce(..., tp, spmd::P, spmd::R) to make 'p' R on axis 'tp'}}
-  Tensor first = x1 + r; // x1 = x0 = opaque(r): reported at the call
+  Tensor first = x1 + r; // 'x1' holds opaque's result: reported there
   Tensor last = x63 + r; // strict-warning {{'x63' has an unknown SPMD type}}
 }
 

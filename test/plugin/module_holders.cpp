@@ -87,7 +87,7 @@ public:
     weight_ = register_parameter("weight", torch::zeros({rows, 8}));
     bias_ = make(*this);
     scale_ = torch::ones({8});
-    other_ = opaque(weight_); // strict-warning {{call of 'opaque'}}
+    other_ = opaque(weight_); // strict-warning {{unknown SPMD type}}
   }
   static Tensor &make(torch::nn::Module &m) {
     return m.register_parameter("bias", torch::zeros({8}));

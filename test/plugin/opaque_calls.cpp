@@ -14,7 +14,7 @@
 #include <utility>
 
 // Kernels of another library: only declared.
-void attn_kernel(Tensor& out, const Tensor& q, const Tensor& k);
+void attn_kernel(Tensor& out, const Tensor& q, const Tensor& k); // #attn
 void attn_by_value(Tensor out, const Tensor& q);
 Tensor rms_kernel(const Tensor& x); // #rms
 void read_only(const Tensor& out, const Tensor& x);
@@ -49,15 +49,22 @@ Tensor by_value(SPMD_TYPE(tp = R) const Tensor& q) {
 
 SPMD_TYPE(tp = R)
 Tensor result(SPMD_TYPE(tp = R) const Tensor& x) {
-  auto y = rms_kernel(x); // strict-warning {{call of 'rms_kernel', which has no SPMD annotation and no body the checker analyses, with 'x' of type {tp: R}: the types it expects are not checked, and its result is unknown after the call}}
-  auto z = rms_kernel(x); // strict-warning {{call of 'rms_kernel'}}
-  return y + z;           // reported at the calls already
+  // A call that only reads is an unannotated call: its result is reported
+  // where it is first used (docs/plugin.md "Diagnostics"), once per variable.
+  auto y = rms_kernel(x);
+  auto z = rms_kernel(x);
+  return y + z; // strict-warning {{'y' has an unknown SPMD type: it holds the result of 'rms_kernel'}} strict-warning {{'z' has an unknown SPMD type}}
 }
 
 // Global mode names the shard dim and the rank in the suggested annotation.
+void sharded_out(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& x) {
+  Tensor out = torch::zeros_like(x);
+  attn_kernel(out, x, x); // strict-warning {{call of 'attn_kernel'}} global-note@#attn {{e.g. SPMD_TYPE(tp = S(0), spmd::rank(2)) on parameter 'out' for the type passed here}}
+}
+
 SPMD_TYPE(tp = S(0))
 Tensor sharded(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& x) {
-  return rms_kernel(x); // strict-warning {{call of 'rms_kernel'}} global-note@#rms {{e.g. SPMD_TYPE(tp = S(0), spmd::rank(2)) on parameter 'x' for the type passed here}}
+  return rms_kernel(x); // strict-warning {{the result of 'rms_kernel' has an unknown SPMD type}}
 }
 
 // A declared variable keeps its declared type (as on any assignment): the
@@ -74,8 +81,8 @@ Tensor plain_helper(const Tensor& x) {
 }
 
 void uses_plain(SPMD_TYPE(tp = R) const Tensor& x) {
-  auto y = plain_helper(x); // strict-warning {{call of 'plain_helper'}}
-  auto z = y + x;
+  auto y = plain_helper(x);
+  auto z = y + x; // strict-warning {{'y' has an unknown SPMD type: it holds the result of 'plain_helper'}}
 }
 
 // --- a const reference is read: the fact is kept ---------------------------

@@ -18,4 +18,5 @@ SPMD_TYPE(tp = R)
 Tensor result(SPMD_TYPE(tp = R) const Tensor& x) {
   auto y = opaque(x);
   return y; // expected-warning {{'y' has an unknown SPMD type}}
+  // expected-note@Inputs/prelude.h:16 {{'opaque' is declared here without a result type}}
 }

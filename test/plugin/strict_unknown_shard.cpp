@@ -56,7 +56,7 @@ Tensor restated(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& x, int64_t s,
 
 // S(-1) against a declared S(k >= 0) without a rank: one dim only for some
 // ranks.
-void rankless(SPMD_TYPE(tp = S(-1)) const Tensor& x) { // strict-note {{type V on axis 'tp' declared here}}
+void rankless(SPMD_TYPE(tp = S(-1)) const Tensor& x) { // strict-note {{type S(-1) on axis 'tp' declared here}}
   sink(x); // strict-warning {{'x' is sharded on axis 'tp' on an unknown dim (global mode): its shard S(-1) and the declared S(0) are one dim only for some ranks, and its rank is unknown}}
 }
 
@@ -70,7 +70,7 @@ Tensor mask_ids(SPMD_TYPE(dp = S(0), tp = R, spmd::rank(2)) const Tensor& t,
   return t.masked_fill(flip, 0);
 }
 
-Tensor or_mixed(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& a, // both-note {{type V on axis 'tp' declared here}}
-                SPMD_TYPE(tp = S(1), spmd::rank(2)) const Tensor& b) { // both-note {{type V on axis 'tp' declared here}}
+Tensor or_mixed(SPMD_TYPE(tp = S(0), spmd::rank(2)) const Tensor& a, // both-note {{type S(0) on axis 'tp' declared here}}
+                SPMD_TYPE(tp = S(1), spmd::rank(2)) const Tensor& b) { // both-note {{type S(1) on axis 'tp' declared here}}
   return a | b; // both-error {{operator|}} both-note {{suggestion: spmd::all_to_all(args[1], tp, S(1), S(0))}}
 }

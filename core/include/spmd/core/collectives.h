@@ -147,10 +147,14 @@ bool is_noop(const CollectiveCall& call);
 /// axis: skipped when `axis_is_singleton`, SpmdTypeError "no type for axis"
 /// when strict, unchanged map when permissive.
 /// Errors: SpmdTypeError "<op>: expected input type X on axis A, got Y".
+/// `input_shard`: the input's shard dim on the axis when it is known (global
+/// mode keeps it in the spec, not in the map): the messages then name the
+/// input S(k), not V, and so does the suggested route.
 Result<TensorType> transfer(const CollectiveCall& call,
                             const std::optional<TensorType>& input,
                             std::string_view axis, bool strict = true,
-                            bool axis_is_singleton = false);
+                            bool axis_is_singleton = false,
+                            std::optional<long> input_shard = std::nullopt);
 
 /// The backward of a (legal, resolved) call: the dual operations applied to
 /// the output gradient, in order (two steps for reinterpret(I,V) and

@@ -101,6 +101,9 @@ struct AxisOutcome {
   Placement placement;
   std::optional<long> out_rank;
   std::string note;
+  /// With an unknown placement: what to write so that it is known (empty
+  /// when there is no one repair).
+  std::string fix = {};
 };
 
 /// The op's sharding rule family, for messages and the docs (one per rule).
