@@ -488,7 +488,11 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
     break;
   case Destination::Argument: {
     const ParmVarDecl *Param = Dest.Callee->getParamDecl(Dest.ParamIndex);
-    Subject = "argument " + describe(P.Subject) + " of " + Quoted(Dest.Callee);
+    // An unnamed argument (`k.contiguous()`) is named by its position.
+    std::string Arg = describe(P.Subject);
+    if (Arg == "this value")
+      Arg = "#" + std::to_string(Dest.ParamIndex + 1);
+    Subject = "argument " + Arg + " of " + Quoted(Dest.Callee);
     Target =
         "parameter " +
         (Param->getIdentifier() ? Quoted(Param)

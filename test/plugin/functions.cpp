@@ -18,6 +18,10 @@ void call_arguments(SPMD_TYPE(tp = I) const Tensor& i, // #i
   column_parallel(spmd::all_reduce(p, tp, P, R), p); // expected-error {{argument 'p' of 'column_parallel' has type P on axis 'tp', but parameter 'w' is declared V there}} expected-note {{insert spmd::reduce_scatter(..., tp, spmd::P, spmd::V)}}
   // expected-note@#p {{declared here}}
   // expected-note@#param_w {{declared type is {tp: V}}}
+  // An unnamed argument is named by its position.
+  column_parallel(i.contiguous(), w); // expected-error {{argument #1 of 'column_parallel' has type I on axis 'tp'}} expected-note {{insert spmd::convert}}
+  // expected-note@#i {{declared here}}
+  // expected-note@#param_x {{declared type is {tp: R}}}
 }
 
 SPMD_TYPE(tp = V)
