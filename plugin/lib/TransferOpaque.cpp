@@ -121,6 +121,53 @@ bool mayWrite(TUContext &TU, const ParmVarDecl *P, TypeClassifier &Types) {
   return W;
 }
 
+/// Whether the analysis sees through \p Callee: an annotated function or a
+/// body it runs on, at the end of a chain of forwarding functions too
+/// (annotated ends are evalForwarded's).
+bool seenThrough(TUContext &TU, const FunctionDecl *Callee,
+                 TypeClassifier &Types) {
+  const FunctionDecl *F = Callee;
+  for (unsigned Depth = 0; F && Depth < 5; ++Depth) {
+    if (Depth > 0 && isLibraryFunction(F))
+      return false;
+    if (TU.isAnnotated(F) || bodyIsAnalysed(TU, F))
+      return true;
+    const CallExpr *Inner = forwardedCall(F, Types);
+    F = Inner ? Inner->getDirectCallee() : nullptr;
+  }
+  return false;
+}
+
+/// The opaque-call problem: \p Typed (argument \p Index, of value \p V)
+/// passed to \p Callee at \p CE, with its known type per axis (S(k) where
+/// the shard dim is known) and rank for the suggested annotation, and the
+/// variables \p Lost that are unknown after the call.
+Problem opaqueProblem(const CallExpr *CE, const FunctionDecl *Callee,
+                      const Expr *Typed, unsigned Index, const Value &V,
+                      llvm::ArrayRef<const Expr *> Lost) {
+  Problem P;
+  P.Kind = DiagKind::OpaqueCall;
+  P.Code = ProblemCode::OpaqueCall;
+  P.Loc = CE->getExprLoc();
+  P.Range = CE->getSourceRange();
+  P.Subject = Typed;
+  P.Call = CE;
+  P.Dest.Kind = Destination::Argument;
+  P.Dest.Callee = Callee;
+  P.Dest.ParamIndex = Index;
+  for (const auto &[A, Fact] : V.axes()) {
+    std::optional<PerAxisType> K = Fact.knownType();
+    if (!K)
+      continue;
+    std::optional<int> D = Fact.shardDim();
+    P.SubjectType.push_back(
+        {A, K->kind == TypeKind::Varying && D ? types::S(*D) : *K});
+  }
+  P.SubjectRank = V.rank().value_or(-1);
+  P.Written.assign(Lost.begin(), Lost.end());
+  return P;
+}
+
 } // namespace
 
 std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
@@ -161,21 +208,10 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
   bool Returns = Types.isTracked(CE->getType());
   if (!Typed || Written.empty())
     return std::nullopt;
-  // Seen through: a body the analysis runs on, at the end of a chain of
-  // forwarding functions too (annotated ends are evalForwarded's).
-  const FunctionDecl *F = Callee;
-  for (unsigned Depth = 0; F && Depth < 5; ++Depth) {
-    if (Depth > 0 && isLibraryFunction(F))
-      break;
-    if (TU.isAnnotated(F) || bodyIsAnalysed(TU, F))
-      return std::nullopt;
-    const CallExpr *Inner = forwardedCall(F, Types);
-    F = Inner ? Inner->getDirectCallee() : nullptr;
-  }
+  if (seenThrough(TU, Callee, Types))
+    return std::nullopt;
 
   // What strict mode reports here is not reported again where it is used.
-  // A call that only reads and whose result spmd::assert_type types at once
-  // loses nothing (a gradient helper: `assert_type(grad_of(w), {dp = P})`).
   bool Reported = TU.Opts.Strict &&
                   TU.Opts.severity(DiagKind::OpaqueCall) != Severity::Ignored;
   Value Out = Reported ? Value::error() : Value::unknown();
@@ -188,30 +224,8 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
       Lost.push_back(W);
     }
   }
-  if (Reported && reporting(DiagKind::OpaqueCall)) {
-    const Value &V = eval(Typed);
-    Problem P;
-    P.Kind = DiagKind::OpaqueCall;
-    P.Code = ProblemCode::OpaqueCall;
-    P.Loc = CE->getExprLoc();
-    P.Range = CE->getSourceRange();
-    P.Subject = Typed;
-    P.Call = CE;
-    P.Dest.Kind = Destination::Argument;
-    P.Dest.Callee = Callee;
-    P.Dest.ParamIndex = TypedIndex;
-    for (const auto &[A, Fact] : V.axes()) {
-      std::optional<PerAxisType> K = Fact.knownType();
-      if (!K)
-        continue;
-      std::optional<int> D = Fact.shardDim();
-      P.SubjectType.push_back(
-          {A, K->kind == TypeKind::Varying && D ? types::S(*D) : *K});
-    }
-    P.SubjectRank = V.rank().value_or(-1);
-    P.Written = Lost;
-    report(std::move(P));
-  }
+  if (Reported && reporting(DiagKind::OpaqueCall))
+    report(opaqueProblem(CE, Callee, Typed, TypedIndex, eval(Typed), Lost));
   return Returns ? Out : Value::unknown();
 }
 
