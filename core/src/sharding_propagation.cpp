@@ -1472,6 +1472,69 @@ Result<AxisOutcome> repeat_interleave(const ShapeInput& s,
 // is 1). Queries sharded (L) with whole keys and values are correct without
 // a causal mask and wrong with one (the mask's rows count from 0 on every
 // rank), which the rule cannot see: unknown.
+// Dims named from the end are the same in q, k and v (their ranks may
+// differ only by leading dims).
+long attention_from_end(const AxisArg& t) {
+  return t.placement.dim - t.shape.rank();
+}
+
+// q, k or v sharded on the features (every one) or on the keys (k, v): the
+// scores need every rank's part. Empty when neither is the case.
+std::optional<Result<AxisOutcome>> attention_sum_dims(
+    std::string_view op, const std::vector<AxisArg>& ts,
+    std::string_view axis) {
+  for (std::size_t i = 0; i < 3; ++i) {
+    const AxisArg& t = ts[i];
+    if (!t.placement.is_shard()) continue;
+    long e = attention_from_end(t);
+    if (e == -1)
+      return no_strategy(
+          op, axis,
+          arg(i) + " is sharded on its last dim (S(" +
+              std::to_string(t.placement.dim) +
+              ")): the scores are a sum "
+              "over the features, and each rank holds only its part",
+          "shard the heads instead (a dim before the last two), or " +
+              gather_fix(axis, i, t.placement.dim));
+    if (e == -2 && i > 0)
+      return no_strategy(
+          op, axis,
+          arg(i) + " is sharded on the keys (S(" +
+              std::to_string(t.placement.dim) +
+              ")): the softmax runs over every key, and each rank holds "
+              "only its keys",
+          gather_fix(axis, i, t.placement.dim) +
+              " (ring attention is written by hand, in a local region)");
+  }
+  return std::nullopt;
+}
+
+// The masks after q, k, v (args[3..]) against the batch or heads dim `e`
+// (from the end) that q, k and v share: sharded alike, broadcast (absent or
+// of size 1), or rejected. Empty when every mask fits.
+std::optional<Result<AxisOutcome>> attention_masks(
+    std::string_view op, const std::vector<AxisArg>& ts, std::string_view axis,
+    long e, long rank) {
+  for (std::size_t i = 3; i < ts.size(); ++i) {
+    const AxisArg& m = ts[i];
+    long md = m.shape.rank() + e;  // the mask's dim aligned from the end
+    if (md < 0) continue;          // the mask lacks the dim: broadcast
+    if (m.placement.is_shard() && m.placement.dim == md) continue;
+    if (m.placement.kind == K::Replicate) {
+      auto sz = m.shape.size(md);
+      if (sz && *sz == 1) continue;
+      if (!sz) return unknown(rank);
+    }
+    return no_strategy(op, axis,
+                       "the mask " + arg(i) + " is " + m.placement.to_string() +
+                           " but the heads or batch dim it has is sharded "
+                           "in args[0..2]",
+                       "shard the mask like the heads, or give it size 1 "
+                       "on that dim");
+  }
+  return std::nullopt;
+}
+
 Result<AxisOutcome> attention(std::string_view op,
                               const std::vector<AxisArg>& ts,
                               std::string_view axis) {
@@ -1492,36 +1555,8 @@ Result<AxisOutcome> attention(std::string_view op,
   bool any = false;
   for (const auto& t : ts) any = any || t.placement.is_shard();
   if (!any) return out(Placement::replicate(), rank);
-  std::string a(axis);
-  // Dims named from the end are the same in q, k and v (their ranks may
-  // differ only by leading dims).
-  auto from_end = [](const AxisArg& t) {
-    return t.placement.dim - t.shape.rank();
-  };
-  for (std::size_t i = 0; i < 3; ++i) {
-    const AxisArg& t = ts[i];
-    if (!t.placement.is_shard()) continue;
-    long e = from_end(t);
-    if (e == -1)
-      return no_strategy(
-          op, axis,
-          arg(i) + " is sharded on its last dim (S(" +
-              std::to_string(t.placement.dim) +
-              ")): the scores are a sum "
-              "over the features, and each rank holds only its part",
-          "shard the heads instead (a dim before the last two), or " +
-              gather_fix(axis, i, t.placement.dim));
-    if (e == -2 && i > 0)
-      return no_strategy(
-          op, axis,
-          arg(i) + " is sharded on the keys (S(" +
-              std::to_string(t.placement.dim) +
-              ")): the softmax runs over every key, and each rank holds "
-              "only its keys",
-          gather_fix(axis, i, t.placement.dim) +
-              " (ring attention is written by hand, in a local region)");
-  }
-  if (q.placement.is_shard() && from_end(q) == -2) {
+  if (auto rejected = attention_sum_dims(op, ts, axis)) return *rejected;
+  if (q.placement.is_shard() && attention_from_end(q) == -2) {
     if (ts[1].placement.kind == K::Replicate &&
         ts[2].placement.kind == K::Replicate)
       return unknown(rank);  // causal or not: not visible here
@@ -1531,11 +1566,11 @@ Result<AxisOutcome> attention(std::string_view op,
                        gather_fix(axis, 0, q.placement.dim));
   }
   // A leading (batch or heads) dim: q, k and v sharded on it alike.
-  long e = from_end(q.placement.is_shard()       ? q
-                    : ts[1].placement.is_shard() ? ts[1]
-                                                 : ts[2]);
+  long e = attention_from_end(q.placement.is_shard()       ? q
+                              : ts[1].placement.is_shard() ? ts[1]
+                                                           : ts[2]);
   for (std::size_t i = 0; i < 3; ++i)
-    if (!ts[i].placement.is_shard() || from_end(ts[i]) != e)
+    if (!ts[i].placement.is_shard() || attention_from_end(ts[i]) != e)
       return no_strategy(
           op, axis,
           "args[0], args[1] and args[2] must be sharded on the same batch "
@@ -1545,23 +1580,7 @@ Result<AxisOutcome> attention(std::string_view op,
               " counted from the end",
           "shard q, k and v on the same heads dim (a column-parallel "
           "QKV projection does), or all_gather the sharded ones first");
-  for (std::size_t i = 3; i < ts.size(); ++i) {
-    const AxisArg& m = ts[i];
-    long md = m.shape.rank() + e;  // the mask's dim aligned from the end
-    if (md < 0) continue;          // the mask lacks the dim: broadcast
-    if (m.placement.is_shard() && m.placement.dim == md) continue;
-    if (m.placement.kind == K::Replicate) {
-      auto sz = m.shape.size(md);
-      if (sz && *sz == 1) continue;
-      if (!sz) return unknown(rank);
-    }
-    return no_strategy(op, axis,
-                       "the mask " + arg(i) + " is " + m.placement.to_string() +
-                           " but the heads or batch dim it has is sharded "
-                           "in args[0..2]",
-                       "shard the mask like the heads, or give it size 1 "
-                       "on that dim");
-  }
+  if (auto rejected = attention_masks(op, ts, axis, e, rank)) return *rejected;
   return out(Placement::shard(rank + e), rank);
 }
 

@@ -719,83 +719,89 @@ void Reporter::renderUnknownLayout(const Problem &P, Pending &D) {
   }
 }
 
+/// Global mode: the V is known, where it is sharded is not (the core's
+/// sharding propagation could not decide, or the rank is missing).
+void Reporter::renderUnknownShard(const Problem &P, Pending &D) {
+  std::string Ax = axisName(*P.Axis);
+  // The core's repair (an operand to declare S(k) or to give a rank) is
+  // the advice when it has one; else: state the dim of the value.
+  std::string Advice =
+      P.Error && !P.Error->fix.empty()
+          ? oneLine(P.Error->fix)
+          : "annotate it with [[spmd::type(" + Ax +
+                " = S(i))]] or spmd::assert_type, or give its rank with "
+                "spmd::rank(n)";
+  D.Text = describe(P.Subject) + " is sharded on axis '" + Ax +
+           "' on an unknown dim (global mode): " +
+           (P.Error ? oneLine(P.Error->message) : std::string("")) + "; " +
+           Advice;
+  if (!P.Origins.empty() && P.Origins.front().From.Loc.isValid())
+    D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+}
+
+/// The result of a function that declares no result type, used at the call.
+void Reporter::renderUnannotatedCall(const Problem &P, Pending &D) {
+  std::string Name = "'" + P.CalleeDecl->getNameAsString() + "'";
+  D.Text = "the result of " + Name + " has an unknown SPMD type: " + Name +
+           " declares no [[spmd::type]] for its result, so neither this "
+           "value nor what is computed from it is checked; annotate " +
+           Name + " or state the type here with spmd::assert_type";
+  D.Notes.push_back({P.CalleeDecl->getLocation(),
+                     Name + " is declared here without a result type",
+                     {}});
+}
+
+/// A value of unknown type used; a variable holding the result of a
+/// function that declares no result type names the function (the
+/// boundary), with a note at it.
+void Reporter::renderUnknownUse(const Problem &P, Pending &D) {
+  const VarDecl *VD = namedVar(P.Subject, TU.Types);
+  const Expr *Init =
+      VD && VD->getInit() ? skipTransparent(VD->getInit(), TU.Types) : nullptr;
+  const auto *CE = dyn_cast_or_null<CallExpr>(Init);
+  const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
+  if (F && F->getIdentifier() && !TU.isAnnotated(F) &&
+      !isInTopNamespace(F, "std") && !isInTopNamespace(F, "at") &&
+      !isInTopNamespace(F, "torch") && !isInTopNamespace(F, "c10") &&
+      !isInTopNamespace(F, "spmd") && !SM.isInSystemHeader(F->getLocation())) {
+    std::string Name = "'" + F->getNameAsString() + "'";
+    D.Text = describe(P.Subject) + " has an unknown SPMD type: it holds " +
+             "the result of " + Name +
+             ", which declares no [[spmd::type]] for its result; annotate " +
+             Name + " or state the type with spmd::assert_type";
+    D.Notes.push_back({F->getLocation(),
+                       Name + " is declared here without a result type",
+                       {}});
+    return;
+  }
+  D.Text = describe(P.Subject) +
+           " has an unknown SPMD type; annotate it with [[spmd::type(...)]] "
+           "or spmd::assert_type";
+}
+
 /// Path conflicts and unknown values: the first use in a function only.
 bool Reporter::renderUse(const Problem &P, Pending &D) {
   const void *Key = useKey(P.Subject);
-  if (P.Code == ProblemCode::UnknownShard) {
-    // Global mode: the V is known, where it is sharded is not (the core's
-    // sharding propagation could not decide, or the rank is missing).
+  switch (P.Code) {
+  case ProblemCode::UnknownShard:
     if (!ReportedUnknownShards.insert({Key, *P.Axis}).second)
       return false;
-    std::string Ax = axisName(*P.Axis);
-    // The core's repair (an operand to declare S(k) or to give a rank) is
-    // the advice when it has one; else: state the dim of the value.
-    std::string Advice =
-        P.Error && !P.Error->fix.empty()
-            ? oneLine(P.Error->fix)
-            : "annotate it with [[spmd::type(" + Ax +
-                  " = S(i))]] or spmd::assert_type, or give its rank with "
-                  "spmd::rank(n)";
-    D.Text = describe(P.Subject) + " is sharded on axis '" + Ax +
-             "' on an unknown dim (global mode): " +
-             (P.Error ? oneLine(P.Error->message) : std::string("")) + "; " +
-             Advice;
-    if (!P.Origins.empty() && P.Origins.front().From.Loc.isValid())
-      D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+    renderUnknownShard(P, D);
     return true;
-  }
-  if (P.Code == ProblemCode::UnannotatedCall) {
+  case ProblemCode::UnannotatedCall:
+  case ProblemCode::UnknownLayout:
+  case ProblemCode::UnknownUse:
     if (!ReportedUnknown.insert(Key).second)
       return false;
-    std::string Name = "'" + P.CalleeDecl->getNameAsString() + "'";
-    D.Text = "the result of " + Name + " has an unknown SPMD type: " + Name +
-             " declares no [[spmd::type]] for its result, so neither this "
-             "value nor what is computed from it is checked; annotate " +
-             Name + " or state the type here with spmd::assert_type";
-    D.Notes.push_back({P.CalleeDecl->getLocation(),
-                       Name + " is declared here without a result type",
-                       {}});
+    if (P.Code == ProblemCode::UnannotatedCall)
+      renderUnannotatedCall(P, D);
+    else if (P.Code == ProblemCode::UnknownLayout)
+      renderUnknownLayout(P, D);
+    else
+      renderUnknownUse(P, D);
     return true;
-  }
-  if (P.Code == ProblemCode::UnknownLayout) {
-    if (!ReportedUnknown.insert(Key).second)
-      return false;
-    renderUnknownLayout(P, D);
-    return true;
-  }
-  if (P.Code == ProblemCode::UnknownUse) {
-    if (!ReportedUnknown.insert(Key).second)
-      return false;
-    // A variable holding the result of a function that declares no result
-    // type: name the function (the boundary), with a note at it.
-    const VarDecl *VD = namedVar(P.Subject, TU.Types);
-    const Expr *Init = VD && VD->getInit()
-                           ? skipTransparent(VD->getInit(), TU.Types)
-                           : nullptr;
-    const auto *CE = dyn_cast_or_null<CallExpr>(Init);
-    const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
-    if (F && F->getIdentifier() && !TU.isAnnotated(F) &&
-        !isInTopNamespace(F, "std") && !isInTopNamespace(F, "at") &&
-        !isInTopNamespace(F, "torch") && !isInTopNamespace(F, "c10") &&
-        !isInTopNamespace(F, "spmd") &&
-        !SM.isInSystemHeader(F->getLocation())) {
-      std::string Name = "'" + F->getNameAsString() + "'";
-      D.Text = describe(P.Subject) + " has an unknown SPMD type: it holds " +
-               "the result of " + Name +
-               ", which declares no [[spmd::type]] "
-               "for its result; annotate " +
-               Name +
-               " or state the type with "
-               "spmd::assert_type";
-      D.Notes.push_back({F->getLocation(),
-                         Name + " is declared here without a result type",
-                         {}});
-      return true;
-    }
-    D.Text = describe(P.Subject) +
-             " has an unknown SPMD type; annotate it with [[spmd::type(...)]] "
-             "or spmd::assert_type";
-    return true;
+  default:
+    break;
   }
   if (!ReportedConflicts.insert({Key, *P.Axis}).second)
     return false;

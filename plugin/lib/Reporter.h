@@ -67,6 +67,9 @@ private:
   void renderOpaqueCall(const Problem &P, Pending &D);
   bool renderUse(const Problem &P, Pending &D);
   void renderUnknownLayout(const Problem &P, Pending &D);
+  void renderUnknownShard(const Problem &P, Pending &D);
+  void renderUnannotatedCall(const Problem &P, Pending &D);
+  void renderUnknownUse(const Problem &P, Pending &D);
 
   void addCoreAdvice(const core::TypeError &E, Pending &D);
   std::string opMessage(const Problem &P) const;
