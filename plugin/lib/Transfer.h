@@ -168,6 +168,9 @@ private:
   Value evalOrdinaryOp(const clang::CallExpr *CE,
                        const clang::FunctionDecl *Callee);
   Value evalCollective(const clang::CallExpr *CE, core::Collective C);
+  Value collectiveResult(const clang::CallExpr *CE,
+                         const core::CollectiveCall &Call, const Value &In,
+                         AxisId To);
   std::optional<core::CollectiveCall>
   readCollectiveCall(const clang::CallExpr *CE, core::Collective C);
   /// Global mode: a known shard S(d) against src S(i) / P and reinterpret
@@ -472,13 +475,13 @@ private:
   /// on this path: an in-place update of it reaches the caller's tensor and
   /// is checked against \p A.
   bool holdsDeclared(const clang::VarDecl *VD, const TypeAnnotation &A);
-  /// `VD = e` on a rebindable parameter: VD takes e's type and rank; an axis
-  /// e leaves unknown keeps the declared type (strict mode reports it here,
-  /// as for a declared variable).
   /// The effect of an in-place collective on its input variable.
   void collectiveInPlace(const clang::CallExpr *CE,
                          const core::CollectiveCall &Call, AxisId Axis,
                          const Value &In, const Value &Out);
+  /// `VD = e` on a rebindable parameter: VD takes e's type and rank; an axis
+  /// e leaves unknown keeps the declared type (strict mode reports it here,
+  /// as for a declared variable).
   void rebindParameter(const clang::VarDecl *VD, const TypeAnnotation &A,
                        const Value &V, const clang::Expr *RHS);
 

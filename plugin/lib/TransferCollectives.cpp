@@ -272,6 +272,33 @@ Transfer::readCollectiveCall(const CallExpr *CE, core::Collective C) {
   return Call;
 }
 
+/// The value a collective \p Call at \p CE makes of \p In on axis \p To:
+/// dst there, in its dim's tuple as the innermost axis (spec §12.4); the
+/// size-1 dims and the rank kept only where the local shape is.
+Value Transfer::collectiveResult(const CallExpr *CE,
+                                 const core::CollectiveCall &Call,
+                                 const Value &In, AxisId To) {
+  Value Out = In;
+  // Only all_reduce and reinterpret keep the local shape: the others may
+  // change a size-1 dim (a gather along it).
+  bool KeepsShape = Call.op == core::Collective::AllReduce ||
+                    Call.op == core::Collective::Reinterpret;
+  if (!KeepsShape)
+    Out.setSizeOneDims(0);
+  // A gather of a plain V stacks (a new dim), a scatter to V splits one.
+  if (!KeepsShape && (Call.src.kind == TypeKind::Varying ||
+                      Call.dst.kind == TypeKind::Varying))
+    Out.setRank(std::nullopt);
+  int Pos = Call.dst.is_shard() ? In.innermostPos(Call.dst.dim, To) : 0;
+  if (Call.src.kind == TypeKind::Partial &&
+      (Call.op == core::Collective::AllReduce ||
+       Call.op == core::Collective::ReduceScatter))
+    TU.Reductions.insert({CE->getExprLoc().getRawEncoding(), To});
+  Out.set(To, AxisFact::known(globalAxis(To) ? Call.dst : Call.dst.local(),
+                              {CE->getExprLoc(), OriginKind::Collective}, Pos));
+  return Out;
+}
+
 Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   const Expr *X = CE->getArg(0);
   Value In = eval(X);
@@ -329,28 +356,8 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   } else {
     checkUnknownUse(In, X);
   }
-  Value Out = In;
-  // Only all_reduce and reinterpret keep the local shape: the others may
-  // change a size-1 dim (a gather along it).
-  if (Call->op != core::Collective::AllReduce &&
-      Call->op != core::Collective::Reinterpret)
-    Out.setSizeOneDims(0);
-  // A gather of a plain V stacks (a new dim), a scatter to V splits one.
-  if (Call->src.kind == TypeKind::Varying ||
-      Call->dst.kind == TypeKind::Varying)
-    if (Call->op != core::Collective::AllReduce &&
-        Call->op != core::Collective::Reinterpret)
-      Out.setRank(std::nullopt);
-  // The axis leaves its dim's tuple; a dst S(d) appends it there as the
-  // innermost axis (spec §12.4).
   AxisId To = WrongAxis.value_or(Axis);
-  int Pos = Call->dst.is_shard() ? In.innermostPos(Call->dst.dim, To) : 0;
-  if (Call->src.kind == TypeKind::Partial &&
-      (Call->op == core::Collective::AllReduce ||
-       Call->op == core::Collective::ReduceScatter))
-    TU.Reductions.insert({CE->getExprLoc().getRawEncoding(), To});
-  Out.set(To, AxisFact::known(globalAxis(To) ? Call->dst : Call->dst.local(),
-                              {CE->getExprLoc(), OriginKind::Collective}, Pos));
+  Value Out = collectiveResult(CE, *Call, In, To);
   if (Call->inplace && Legal.ok())
     collectiveInPlace(CE, *Call, To, In, Out);
   return Out;
