@@ -321,45 +321,72 @@ const Value &Transfer::eval(const Expr *E) {
   return *P;
 }
 
+/// A variable, a structured binding or a reference to one: its declared
+/// type, or its fact on this path.
+Value Transfer::evalDeclRef(const DeclRefExpr *DRE) {
+  // A structured binding: its holding variable's fact (set by its
+  // declaration, `get<i>(e)`, and by assignments to the binding), or the
+  // element of an array or struct.
+  if (const auto *BD = dyn_cast<BindingDecl>(DRE->getDecl())) {
+    if (const VarDecl *HV = BD->getHoldingVar()) {
+      auto It = VarIndex.find(HV);
+      if (const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second))
+        return *V;
+      return HV->getInit() ? eval(HV->getInit()) : Value::unknown();
+    }
+    return BD->getBinding() ? eval(BD->getBinding()) : Value::unknown();
+  }
+  const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
+  if (!VD)
+    return Value::unknown();
+  if (const ValueDecl *Target = Aliases.lookup(VD)) {
+    if (const auto *F = dyn_cast<FieldDecl>(Target)) {
+      if (const TypeAnnotation *A = TU.Table.typeOf(F))
+        return declared(*A, {A->Loc, OriginKind::Declared});
+      return Value::unknown();
+    }
+    VD = cast<VarDecl>(Target);
+  }
+  if (const TypeAnnotation *A = declaredType(VD)) {
+    if (isRebindable(VD)) // its fact since entry (or since `VD = e`)
+      if (auto It = VarIndex.find(VD); It != VarIndex.end())
+        if (const Value *V = Cur.get(It->second))
+          return *V;
+    return declared(*A, {A->Loc, OriginKind::Declared});
+  }
+  auto It = VarIndex.find(VD);
+  const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second);
+  return V ? *V : Value::unknown();
+}
+
+/// A construction: an annotated constructor's call, or a container of
+/// tensors built from its elements (an optional from a tensor, a tuple).
+Value Transfer::evalConstruct(const CXXConstructExpr *CE) {
+  // A constructor with annotated parameters: `Layer l(x);`, `Layer{x}`.
+  if (const CXXConstructorDecl *Ctor = CE->getConstructor();
+      Ctor && TU.isAnnotated(Ctor)) {
+    llvm::SmallVector<const Expr *, 4> Args;
+    argumentsByParameter(CE, Ctor, Args);
+    return callAnnotated(CE, Ctor, Args);
+  }
+  if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types))
+    return Value::unknown();
+  if (CE->getNumArgs() == 0 && !Types.isOptionalTensor(CE->getType()))
+    return Value::empty(); // `std::vector<Tensor> v;`: filled by pushes
+  llvm::SmallVector<const Expr *, 4> Elems;
+  for (const Expr *A : CE->arguments()) {
+    if (Types.isTracked(A->getType()) ||
+        isa<InitListExpr>(skipBraceWrappers(A)))
+      Elems.push_back(A);
+  }
+  return elementsOf(Elems);
+}
+
 Value Transfer::evalUncached(const Expr *E) {
   if (E->containsErrors() || E->isValueDependent() || E->isTypeDependent())
     return Value::unknown();
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    // A structured binding: its holding variable's fact (set by its
-    // declaration, `get<i>(e)`, and by assignments to the binding), or the
-    // element of an array or struct.
-    if (const auto *BD = dyn_cast<BindingDecl>(DRE->getDecl())) {
-      if (const VarDecl *HV = BD->getHoldingVar()) {
-        auto It = VarIndex.find(HV);
-        if (const Value *V =
-                It == VarIndex.end() ? nullptr : Cur.get(It->second))
-          return *V;
-        return HV->getInit() ? eval(HV->getInit()) : Value::unknown();
-      }
-      return BD->getBinding() ? eval(BD->getBinding()) : Value::unknown();
-    }
-    const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
-    if (!VD)
-      return Value::unknown();
-    if (const ValueDecl *Target = Aliases.lookup(VD)) {
-      if (const auto *F = dyn_cast<FieldDecl>(Target)) {
-        if (const TypeAnnotation *A = TU.Table.typeOf(F))
-          return declared(*A, {A->Loc, OriginKind::Declared});
-        return Value::unknown();
-      }
-      VD = cast<VarDecl>(Target);
-    }
-    if (const TypeAnnotation *A = declaredType(VD)) {
-      if (isRebindable(VD)) // its fact since entry (or since `VD = e`)
-        if (auto It = VarIndex.find(VD); It != VarIndex.end())
-          if (const Value *V = Cur.get(It->second))
-            return *V;
-      return declared(*A, {A->Loc, OriginKind::Declared});
-    }
-    auto It = VarIndex.find(VD);
-    const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second);
-    return V ? *V : Value::unknown();
-  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return evalDeclRef(DRE);
   if (const auto *ME = dyn_cast<MemberExpr>(E)) {
     if (const auto *F = dyn_cast<FieldDecl>(ME->getMemberDecl()))
       if (const TypeAnnotation *A = TU.Table.typeOf(F))
@@ -376,26 +403,8 @@ Value Transfer::evalUncached(const Expr *E) {
     llvm::SmallVector<const Expr *, 4> Elems(ILE->inits());
     return elementsOf(Elems);
   }
-  if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
-    // A constructor with annotated parameters: `Layer l(x);`, `Layer{x}`.
-    if (const CXXConstructorDecl *Ctor = CE->getConstructor();
-        Ctor && TU.isAnnotated(Ctor)) {
-      llvm::SmallVector<const Expr *, 4> Args;
-      argumentsByParameter(CE, Ctor, Args);
-      return callAnnotated(CE, Ctor, Args);
-    }
-    if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types))
-      return Value::unknown();
-    if (CE->getNumArgs() == 0 && !Types.isOptionalTensor(CE->getType()))
-      return Value::empty(); // `std::vector<Tensor> v;`: filled by pushes
-    llvm::SmallVector<const Expr *, 4> Elems;
-    for (const Expr *A : CE->arguments()) {
-      if (Types.isTracked(A->getType()) ||
-          isa<InitListExpr>(skipBraceWrappers(A)))
-        Elems.push_back(A);
-    }
-    return elementsOf(Elems);
-  }
+  if (const auto *CE = dyn_cast<CXXConstructExpr>(E))
+    return evalConstruct(CE);
   if (const auto *UO = dyn_cast<UnaryOperator>(E))
     if (UO->getOpcode() == UO_Deref && Types.isTracked(UO->getType()))
       return derefIterator(UO->getSubExpr()); // a pointer into a TensorList

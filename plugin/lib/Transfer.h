@@ -163,6 +163,8 @@ private:
   /// stays valid for the whole analysis of the function).
   const Value &eval(const clang::Expr *E);
   Value evalUncached(const clang::Expr *E);
+  Value evalDeclRef(const clang::DeclRefExpr *DRE);
+  Value evalConstruct(const clang::CXXConstructExpr *CE);
   Value evalCall(const clang::CallExpr *CE);
   Value evalAssignment(const clang::CXXOperatorCallExpr *CE);
   Value evalOrdinaryOp(const clang::CallExpr *CE,
