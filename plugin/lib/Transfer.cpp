@@ -592,25 +592,30 @@ Value Transfer::callAnnotated(const Expr *Call, const FunctionDecl *Callee,
     return V;
   }
   const auto *CE = dyn_cast<CallExpr>(Call);
-  if (std::optional<core::OpClass> C = TU.Table.opClassOf(Callee); C && CE) {
-    // The op's operands are the call's own arguments (for a forwarded call,
-    // those of the outer callee); the object is the receiver.
-    const FunctionDecl *Outer = CE->getDirectCallee();
-    llvm::SmallVector<const Expr *, 4> Args;
-    argumentsByParameter(CE, Outer, Args);
-    const Expr *Receiver = nullptr;
-    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE))
-      Receiver = MC->getImplicitObjectArgument();
-    else if (const auto *MD = dyn_cast_or_null<CXXMethodDecl>(Outer);
-             MD && MD->isExplicitObjectMemberFunction() && !Args.empty())
-      Receiver = Args.front(); // `this Self&`: parameter 0 is the object
-    if (Receiver && Args.size() && Args.front() == Receiver)
-      Args.erase(Args.begin());
-    if (Receiver && !Types.isTensor(Receiver->getType()))
-      Receiver = nullptr;
-    return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, *C);
-  }
+  if (std::optional<core::OpClass> C = TU.Table.opClassOf(Callee); C && CE)
+    return evalOpClassCall(CE, Callee, *C);
   return unannotatedResult(Call, Callee);
+}
+
+/// A call of a function typed by its op class (`[[spmd::op(kind)]]`): an
+/// ordinary op whose operands are the call's own arguments (for a forwarded
+/// call, those of the outer callee) and whose object is the receiver.
+Value Transfer::evalOpClassCall(const CallExpr *CE, const FunctionDecl *Callee,
+                                core::OpClass C) {
+  const FunctionDecl *Outer = CE->getDirectCallee();
+  llvm::SmallVector<const Expr *, 4> Args;
+  argumentsByParameter(CE, Outer, Args);
+  const Expr *Receiver = nullptr;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE))
+    Receiver = MC->getImplicitObjectArgument();
+  else if (const auto *MD = dyn_cast_or_null<CXXMethodDecl>(Outer);
+           MD && MD->isExplicitObjectMemberFunction() && !Args.empty())
+    Receiver = Args.front(); // `this Self&`: parameter 0 is the object
+  if (Receiver && Args.size() && Args.front() == Receiver)
+    Args.erase(Args.begin());
+  if (Receiver && !Types.isTensor(Receiver->getType()))
+    Receiver = nullptr;
+  return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, C);
 }
 
 Value Transfer::unannotatedResult(const Expr *Call,

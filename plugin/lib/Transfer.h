@@ -232,6 +232,8 @@ private:
   Value callAnnotated(const clang::Expr *Call,
                       const clang::FunctionDecl *Callee,
                       llvm::ArrayRef<const clang::Expr *> Args);
+  Value evalOpClassCall(const clang::CallExpr *CE,
+                        const clang::FunctionDecl *Callee, core::OpClass C);
   /// A call of an [[spmd::local(spmd::Infer)]] region: joins the local
   /// types of the tensor arguments \p Args (by parameter index) into
   /// TUContext::InferredInputs, with origins at the arguments (\p CallLoc
