@@ -618,6 +618,26 @@ Value Transfer::evalOpClassCall(const CallExpr *CE, const FunctionDecl *Callee,
   return evalTensorOp(CE, Callee->getNameAsString(), Receiver, Args, C);
 }
 
+/// Whether \p E is an argument or the object of a call whose result is not a
+/// tensor (a logging or conversion helper, `.item()`): no SPMD type flows on.
+bool Transfer::consumedAsNonTensor(const Expr *E) {
+  const Stmt *Child = E;
+  for (unsigned Depth = 0; Depth < 6; ++Depth) {
+    auto Parents = Ctx.getParents(*Child);
+    if (Parents.size() != 1)
+      return false;
+    const auto *Parent = Parents[0].get<Expr>();
+    if (!Parent)
+      return false;
+    if (const auto *CE = dyn_cast<CallExpr>(Parent))
+      return !Types.isTracked(CE->getType());
+    if (isa<CXXConstructExpr>(Parent))
+      return false;
+    Child = Parent;
+  }
+  return false;
+}
+
 Value Transfer::unannotatedResult(const Expr *Call,
                                   const FunctionDecl *Callee) {
   Value U = Value::unknown();
@@ -628,7 +648,7 @@ Value Transfer::unannotatedResult(const Expr *Call,
       isInTopNamespace(Callee, "c10") || isInTopNamespace(Callee, "at") ||
       isInTopNamespace(Callee, "torch") || isInTopNamespace(Callee, "spmd") ||
       TU.Ctx.getSourceManager().isInSystemHeader(Callee->getLocation()) ||
-      typeStated(Call, /*AnyVariable=*/true))
+      typeStated(Call, /*AnyVariable=*/true) || consumedAsNonTensor(Call))
     return U;
   Problem P;
   P.Kind = DiagKind::UnknownType;
@@ -1248,6 +1268,14 @@ bool Transfer::typeStated(const Expr *E, bool AnyVariable) {
         return false;
       }
       const FunctionDecl *Callee = CE->getDirectCallee();
+      // A tensor registered as a module's parameter or buffer takes the
+      // type declared for the field it initialises (isFreshParameter).
+      if (Callee && Callee->getIdentifier() &&
+          (isInTopNamespace(Callee, "torch") ||
+           isInTopNamespace(Callee, "at")) &&
+          (Callee->getName() == "register_parameter" ||
+           Callee->getName() == "register_buffer"))
+        return true;
       return Callee && isSpmdFunction(Callee) && Callee->getIdentifier() &&
              Callee->getName() == "assert_type" && CE->getNumArgs() > 0 &&
              skipTransparent(CE->getArg(0), Types) == E;

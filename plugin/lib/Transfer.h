@@ -420,6 +420,7 @@ private:
   /// what is computed from it is not reported again.
   Value unannotatedResult(const clang::Expr *Call,
                           const clang::FunctionDecl *Callee);
+  bool consumedAsNonTensor(const clang::Expr *E);
   /// Whether the code states the type of \p E right where it is: the
   /// argument of spmd::assert_type, the initializer of a typed variable (of
   /// any variable with \p AnyVariable: its type may be asserted later, and

@@ -57,3 +57,20 @@ Tensor asserted_later(SPMD_TYPE(tp = I) const Tensor& x) {
   spmd::assert_type(a, {tp = I});
   return a * 2;
 }
+
+// A tensor from an unannotated loader registered as a module's parameter
+// takes the type declared for the field it initialises: no report.
+Tensor load_weight(int64_t rows);
+struct Loaded : torch::nn::Module {
+  explicit Loaded(int64_t rows) {
+    weight = register_parameter("weight", load_weight(rows));
+  }
+  SPMD_TYPE(tp = S(0)) Tensor weight;
+};
+
+// A result turned into a plain number at once (logging, a conversion) has
+// no SPMD type to check further: no report.
+double to_double(const Tensor& t);
+void consumed(SPMD_TYPE(tp = I) const Tensor& x) {
+  double v = to_double(helper(x));
+}
