@@ -18,6 +18,13 @@ bool isInTopNamespace(const Decl *D, llvm::StringRef Name) {
   return Top && Top->getIdentifier() && Top->getName() == Name;
 }
 
+bool isInLibraryNamespace(const Decl *D) {
+  for (llvm::StringRef NS : {"std", "c10", "at", "torch", "spmd"})
+    if (isInTopNamespace(D, NS))
+      return true;
+  return false;
+}
+
 bool isSpmdFunction(const FunctionDecl *FD) {
   const auto *NS = dyn_cast<NamespaceDecl>(FD->getDeclContext());
   return NS && NS->getIdentifier() && NS->getName() == "spmd" &&

@@ -20,6 +20,10 @@ namespace spmd::plugin {
 /// Whether \p D sits in the (non-inline) top-level namespace \p Name.
 bool isInTopNamespace(const clang::Decl *D, llvm::StringRef Name);
 
+/// Whether \p D belongs to a library the checker models or that is not the
+/// user's to annotate: the top-level namespaces std, c10, at, torch, spmd.
+bool isInLibraryNamespace(const clang::Decl *D);
+
 /// Whether \p FD is `spmd::<name>` (the runtime's API).
 bool isSpmdFunction(const clang::FunctionDecl *FD);
 

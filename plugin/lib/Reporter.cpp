@@ -761,9 +761,7 @@ void Reporter::renderUnknownUse(const Problem &P, Pending &D) {
   const auto *CE = dyn_cast_or_null<CallExpr>(Init);
   const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
   if (F && F->getIdentifier() && !TU.isAnnotated(F) &&
-      !isInTopNamespace(F, "std") && !isInTopNamespace(F, "at") &&
-      !isInTopNamespace(F, "torch") && !isInTopNamespace(F, "c10") &&
-      !isInTopNamespace(F, "spmd") && !SM.isInSystemHeader(F->getLocation())) {
+      !isInLibraryNamespace(F) && !SM.isInSystemHeader(F->getLocation())) {
     std::string Name = "'" + F->getNameAsString() + "'";
     D.Text = describe(P.Subject) + " has an unknown SPMD type: it holds " +
              "the result of " + Name +

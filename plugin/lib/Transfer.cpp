@@ -644,9 +644,7 @@ Value Transfer::unannotatedResult(const Expr *Call,
   // The user's own functions and layers only: a library's (std::, c10::,
   // torch::) are not the code's to annotate.
   if (!TU.Opts.Strict || !Callee || !Types.isTracked(Call->getType()) ||
-      !reporting(DiagKind::UnknownType) || isInTopNamespace(Callee, "std") ||
-      isInTopNamespace(Callee, "c10") || isInTopNamespace(Callee, "at") ||
-      isInTopNamespace(Callee, "torch") || isInTopNamespace(Callee, "spmd") ||
+      !reporting(DiagKind::UnknownType) || isInLibraryNamespace(Callee) ||
       TU.Ctx.getSourceManager().isInSystemHeader(Callee->getLocation()) ||
       typeStated(Call, /*AnyVariable=*/true) || consumedAsNonTensor(Call))
     return U;

@@ -23,12 +23,8 @@ namespace {
 /// tensor's SPMD type): torch/ATen/c10, the standard library, the runtime's
 /// API, compiler builtins.
 bool isLibraryFunction(const FunctionDecl *FD) {
-  if (FD->getBuiltinID())
-    return true;
-  for (llvm::StringRef NS : {"std", "at", "torch", "c10", "spmd", "__gnu_cxx"})
-    if (isInTopNamespace(FD, NS))
-      return true;
-  return false;
+  return FD->getBuiltinID() || isInLibraryNamespace(FD) ||
+         isInTopNamespace(FD, "__gnu_cxx");
 }
 
 /// Whether the callee may write the tensors bound to \p P: a non-const
