@@ -12,6 +12,9 @@
 
 #include "spmd/plugin/Annotations.h"
 
+#include "AnnotationText.h"
+#include "AttributeMessages.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
@@ -344,7 +347,7 @@ static std::optional<std::string> stringOf(const APValue &V) {
 
 /// The name held by an spmd::Axis constant variable.
 static std::optional<std::string> axisOfVar(const VarDecl *VD,
-                                            const ASTContext &Ctx) {
+                                            const ASTContext &) {
   if (!VD || !isAxisType(VD->getType()) || !VD->getInit())
     return std::nullopt;
   const APValue *V = VD->evaluateValue();
@@ -396,6 +399,18 @@ static std::optional<PerAxisType> perAxisTypeOf(const APValue &V) {
               ? static_cast<int>(Dim.getInt().getExtValue())
               : 0;
   return T;
+}
+
+std::optional<std::string> constantAxis(const VarDecl *VD) {
+  return VD->isConstexpr() ? axisOfVar(VD, VD->getASTContext()) : std::nullopt;
+}
+
+std::optional<PerAxisType> constantPerAxisType(const VarDecl *VD) {
+  if (!VD->isConstexpr() || !VD->getInit() ||
+      !isSpmdRecord(VD->getType(), "PerAxisType"))
+    return std::nullopt;
+  const APValue *V = VD->evaluateValue();
+  return V ? perAxisTypeOf(*V) : std::nullopt;
 }
 
 std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
@@ -461,11 +476,6 @@ const char *attrName(AttrWhich W) {
   return "spmd";
 }
 
-unsigned customDiag(Sema &S, DiagnosticsEngine::Level L, const char *Fmt) {
-  return S.getDiagnostics().getDiagnosticIDs()->getCustomDiagID(
-      static_cast<DiagnosticIDs::Level>(L), Fmt);
-}
-
 /// Parses one `axis = type` expression. On failure reports at \p E and
 /// returns std::nullopt (silently when Sema already reported the expression).
 std::optional<AxisEntry> parseEntry(Sema &S, const Expr *E,
@@ -480,10 +490,7 @@ std::optional<AxisEntry> parseEntry(Sema &S, const Expr *E,
   if (!Op || Op->getOperator() != OO_Equal || Op->getNumArgs() != 2 ||
       !isAxisType(Op->getArg(0)->getType())) {
     S.Diag(E->getExprLoc(),
-           customDiag(S, DiagnosticsEngine::Error,
-                      "argument of '%0' must be 'axis = type' where 'axis' "
-                      "is an spmd::Axis constant (SPMD_AXIS) and 'type' is R, "
-                      "I, V, P or S(k), e.g. 'dp = R'"))
+           customDiag(S, DiagnosticsEngine::Error, msg::EntryForm))
         << Where << E->getSourceRange();
     return std::nullopt;
   }
@@ -493,9 +500,7 @@ std::optional<AxisEntry> parseEntry(Sema &S, const Expr *E,
       evaluateAxis(Op->getArg(0), Ctx, &Entry.AxisDecl);
   if (!Axis || Axis->empty()) {
     S.Diag(Op->getArg(0)->getExprLoc(),
-           customDiag(S, DiagnosticsEngine::Error,
-                      "axis in '%0' must be a constant expression naming an "
-                      "spmd::Axis (declare it with SPMD_AXIS(name))"))
+           customDiag(S, DiagnosticsEngine::Error, msg::AxisNotConstant))
         << Where << Op->getArg(0)->getSourceRange();
     return std::nullopt;
   }
@@ -503,9 +508,7 @@ std::optional<AxisEntry> parseEntry(Sema &S, const Expr *E,
   std::optional<PerAxisType> T = evaluatePerAxisType(Op->getArg(1), Ctx);
   if (!T) {
     S.Diag(Op->getArg(1)->getExprLoc(),
-           customDiag(S, DiagnosticsEngine::Error,
-                      "type of axis '%0' in '%1' must be a constant "
-                      "expression: R, I, V, P or S(k)"))
+           customDiag(S, DiagnosticsEngine::Error, msg::TypeNotConstant))
         << Entry.Axis << Where << Op->getArg(1)->getSourceRange();
     return std::nullopt;
   }
@@ -578,10 +581,7 @@ bool specEntry(Sema &S, const Expr *E, SmallVectorImpl<AxisEntry> &Entries,
     Dims = partitionSpecOf(R.Val);
   if (!Dims) {
     S.Diag(E->getExprLoc(),
-           customDiag(S, DiagnosticsEngine::Error,
-                      "'spmd::spec' in 'spmd::type' must be a constant "
-                      "expression whose entries are spmd::None, an "
-                      "spmd::Axis constant (SPMD_AXIS) or a tuple {dp, tp}"))
+           customDiag(S, DiagnosticsEngine::Error, msg::BadSpec))
         << E->getSourceRange();
     return false;
   }
@@ -618,8 +618,7 @@ bool parseTypeArgs(Sema &S, const ParsedAttr &Attr, TypeAnnotation &A,
     if (IsSpec) {
       if (SpecLoc.isValid()) {
         S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
-               customDiag(S, DiagnosticsEngine::Error,
-                          "'spmd::spec' given twice in 'spmd::type'"));
+               customDiag(S, DiagnosticsEngine::Error, msg::SpecTwice));
         OK = false;
       }
       SpecLoc = Attr.getArgAsExpr(I)->getExprLoc();
@@ -629,9 +628,7 @@ bool parseTypeArgs(Sema &S, const ParsedAttr &Attr, TypeAnnotation &A,
     if (std::optional<int> R = rankEntry(S, Attr.getArgAsExpr(I))) {
       if (*R < 0 || A.Rank >= 0) {
         S.Diag(Attr.getArgAsExpr(I)->getExprLoc(),
-               customDiag(S, DiagnosticsEngine::Error,
-                          "'spmd::rank' in 'spmd::type' must be a constant "
-                          "between 0 and 63, given once"));
+               customDiag(S, DiagnosticsEngine::Error, msg::BadRank));
         OK = false;
       } else {
         A.Rank = *R;
@@ -795,9 +792,8 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
             ((Which == AttrWhich::When || Which == AttrWhich::Unless) &&
              I > 0)) {
           IdentifierLoc *IL = Attr.getArgAsIdent(I);
-          S.Diag(IL->Loc, customDiag(S, DiagnosticsEngine::Error,
-                                     "argument of 'spmd::type' must be 'axis "
-                                     "= type', e.g. '%0 = R'"))
+          S.Diag(IL->Loc,
+                 customDiag(S, DiagnosticsEngine::Error, msg::LoneAxis))
               << IL->Ident->getName();
           return AttributeNotApplied;
         }
@@ -810,10 +806,7 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         return AttributeNotApplied; // Sema already said why.
       if (E->isValueDependent() || E->isTypeDependent()) {
         S.Diag(E->getExprLoc(),
-               customDiag(S, DiagnosticsEngine::Warning,
-                          "arguments of '%0' that depend on template "
-                          "parameters are not supported; the annotation is "
-                          "ignored"))
+               customDiag(S, DiagnosticsEngine::Warning, msg::Dependent))
             << attrName(Which);
         return AttributeNotApplied;
       }
@@ -883,6 +876,14 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     return AttributeApplied;
   }
 
+  /// The one string argument of [[spmd::type("dp = R")]], the form
+  /// SPMD_TYPE expands to (AnnotationText.h), or null.
+  static const StringLiteral *typeText(const ParsedAttr &Attr) {
+    if (Attr.getNumArgs() != 1 || !Attr.isArgExpr(0))
+      return nullptr;
+    return dyn_cast<StringLiteral>(Attr.getArgAsExpr(0)->IgnoreParenImpCasts());
+  }
+
   AttrHandling handleType(Sema &S, Decl *D, const ParsedAttr &Attr,
                           AnnotationTable &Table) const {
     if (Attr.getNumArgs() == 0) {
@@ -898,7 +899,15 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     int SpecRank = -1;
     SourceLocation SpecLoc;
     SmallVector<AxisEntry, 4> Parsed;
-    bool OK = parseTypeArgs(S, Attr, A, Parsed, SpecRank, SpecLoc);
+    bool OK;
+    if (const StringLiteral *Text = typeText(Attr)) {
+      ReadResult R = readTypeText(S, Text, A, Parsed, SpecRank, SpecLoc);
+      if (R == ReadResult::Ignored)
+        return AttributeNotApplied;
+      OK = R == ReadResult::Read;
+    } else {
+      OK = parseTypeArgs(S, Attr, A, Parsed, SpecRank, SpecLoc);
+    }
     if (!reconcileSpecRank(S, A, SpecRank, SpecLoc))
       OK = false;
     if (!addTypeEntries(S, A, Parsed))

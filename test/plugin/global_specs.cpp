@@ -57,7 +57,7 @@ void rank_mismatch(SPMD_TYPE(spmd::spec(tp, None), spmd::rank(3)) const Tensor& 
 
 void spec_twice(SPMD_TYPE(spmd::spec(tp), spmd::spec(dp)) const Tensor& x); // global-error {{'spmd::spec' given twice in 'spmd::type'}} local-error {{given twice}}
 
-void unknown_axis(SPMD_TYPE(spmd::spec(ep, None)) const Tensor& x); // global-error {{use of undeclared identifier 'ep'}} local-error {{use of undeclared identifier 'ep'}}
+void unknown_axis(SPMD_TYPE(spmd::spec(ep, None)) const Tensor& x); // global-error {{unknown mesh axis 'ep' in 'spmd::type': no spmd::Axis constant of that name is in scope (declare it with SPMD_AXIS(ep))}} local-error {{unknown mesh axis 'ep'}}
 
 void unnamed_axis(SPMD_TYPE(spmd::spec(spmd::Axis{""})) const Tensor& x); // global-error {{'spmd::spec' in 'spmd::type' must be a constant expression whose entries are spmd::None, an spmd::Axis constant (SPMD_AXIS) or a tuple {dp, tp}}} local-error {{must be a constant expression}}
 

@@ -152,8 +152,14 @@ constexpr SpecAnnotation spec(
 
 #if defined(SPMD_CHECK_PLUGIN_LOADED)
 /// `SPMD_TYPE(dp = R, tp = P)`: the SPMD type of a variable, parameter,
-/// field or function result.
-#define SPMD_TYPE(...) [[spmd::type(__VA_ARGS__)]]
+/// field or function result. The plugin receives the entries as text
+/// (`[[spmd::type("dp = R, tp = P")]]`) and reads them with the grammar of
+/// `[[spmd::type(dp = R, tp = P)]]`, looking the names up where they are
+/// written: Clang then parses one string instead of one overloaded,
+/// constant-evaluated `axis = type` call per entry (docs/plugin.md). Macros
+/// in the entries are expanded first.
+#define SPMD_TYPE(...) [[spmd::type(SPMD_TEXT_(__VA_ARGS__))]]
+#define SPMD_TEXT_(...) #__VA_ARGS__
 /// `SPMD_MESH(dp, tp)`: the mesh axes in scope for a function body.
 #define SPMD_MESH(...) [[spmd::mesh(__VA_ARGS__)]]
 /// `SPMD_OP(linear)`: the propagation class of an opaque function.

@@ -189,6 +189,10 @@ std::optional<std::string> evaluateAxis(const clang::Expr *E,
 /// Reads an spmd::PerAxisType constant expression (R, S(0), ...).
 std::optional<PerAxisType> evaluatePerAxisType(const clang::Expr *E,
                                                const clang::ASTContext &Ctx);
+/// The name held by the constexpr spmd::Axis variable \p VD, or nullopt.
+std::optional<std::string> constantAxis(const clang::VarDecl *VD);
+/// The value of the constexpr spmd::PerAxisType variable \p VD, or nullopt.
+std::optional<PerAxisType> constantPerAxisType(const clang::VarDecl *VD);
 /// Whether \p T is the class spmd::Axis.
 bool isAxisType(clang::QualType T);
 
