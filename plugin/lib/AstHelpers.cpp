@@ -8,21 +8,32 @@ using namespace clang;
 
 namespace spmd::plugin {
 
-bool isInTopNamespace(const Decl *D, llvm::StringRef Name) {
+llvm::StringRef topNamespaceName(const Decl *D) {
   const DeclContext *DC = D->getDeclContext();
   const NamespaceDecl *Top = nullptr;
   for (; DC && !DC->isTranslationUnit(); DC = DC->getParent())
     if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
       if (!NS->isInline())
         Top = NS;
-  return Top && Top->getIdentifier() && Top->getName() == Name;
+  return Top && Top->getIdentifier() ? Top->getName() : llvm::StringRef();
+}
+
+bool isInTopNamespace(const Decl *D, llvm::StringRef Name) {
+  return !Name.empty() && topNamespaceName(D) == Name;
+}
+
+bool isInTorchNamespace(const Decl *D) {
+  llvm::StringRef NS = topNamespaceName(D);
+  return NS == "at" || NS == "torch";
+}
+
+bool isLibraryNamespaceName(llvm::StringRef NS) {
+  return NS == "std" || NS == "c10" || NS == "at" || NS == "torch" ||
+         NS == "spmd";
 }
 
 bool isInLibraryNamespace(const Decl *D) {
-  for (llvm::StringRef NS : {"std", "c10", "at", "torch", "spmd"})
-    if (isInTopNamespace(D, NS))
-      return true;
-  return false;
+  return isLibraryNamespaceName(topNamespaceName(D));
 }
 
 bool isSpmdFunction(const FunctionDecl *FD) {

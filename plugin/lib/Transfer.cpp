@@ -511,8 +511,7 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
     return evalTensorOp(CE, Dunder, nullptr, Args);
   }
-  if (Callee->getIdentifier() &&
-      (isInTopNamespace(Callee, "at") || isInTopNamespace(Callee, "torch"))) {
+  if (Callee->getIdentifier() && isInTorchNamespace(Callee)) {
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
     return evalTensorOp(CE, Callee->getName().str(), nullptr, Args);
   }
@@ -820,8 +819,7 @@ Resolved:
       return evalTensorOp(CE, Target->getNameAsString(), nullptr, Args, *C);
   if (TU.isAnnotated(Target))
     return callAnnotated(CE, Target, Args);
-  if (Target->getIdentifier() &&
-      (isInTopNamespace(Target, "at") || isInTopNamespace(Target, "torch")))
+  if (Target->getIdentifier() && isInTorchNamespace(Target))
     return evalTensorOp(CE, Target->getName().str(), nullptr, Args);
   return std::nullopt;
 }
@@ -1268,9 +1266,7 @@ bool Transfer::typeStated(const Expr *E, bool AnyVariable) {
       const FunctionDecl *Callee = CE->getDirectCallee();
       // A tensor registered as a module's parameter or buffer takes the
       // type declared for the field it initialises (isFreshParameter).
-      if (Callee && Callee->getIdentifier() &&
-          (isInTopNamespace(Callee, "torch") ||
-           isInTopNamespace(Callee, "at")) &&
+      if (Callee && Callee->getIdentifier() && isInTorchNamespace(Callee) &&
           (Callee->getName() == "register_parameter" ||
            Callee->getName() == "register_buffer"))
         return true;
@@ -1380,7 +1376,7 @@ static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
   if (!F || !F->getIdentifier())
     return false;
   llvm::StringRef N = F->getName();
-  bool InTorch = isInTopNamespace(F, "torch") || isInTopNamespace(F, "at");
+  bool InTorch = isInTorchNamespace(F);
   if (InTorch && (N == "register_parameter" || N == "register_buffer"))
     return true;
   if (InTorch && !isa<CXXMethodDecl>(F)) {
