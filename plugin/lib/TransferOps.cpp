@@ -186,6 +186,9 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
   else
     for (const auto &[AxisName, T] : R->map())
       It->second.Axes.push_back({axis(AxisName), T});
+  llvm::sort(It->second.Axes, [](const auto &X, const auto &Y) {
+    return X.first < Y.first;
+  }); // for resultOf, which appends the axes in this order
   return It->second;
 }
 
@@ -196,30 +199,37 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
 Value Transfer::resultOf(const InferVerdict &R, const Operands &Ops,
                          SourceLocation Loc) {
   Value Out = Value::closed();
-  for (const auto &[A, T] : R.Axes)
-    Out.set(A, AxisFact::known(T, {Loc, OriginKind::Inferred}));
   bool AnyOpen = false, AnyTensor = false;
-  for (const OperandSource &S : Ops.Sources) {
-    if (!S.E)
-      continue;
-    AnyTensor = true;
-    AnyOpen |= S.V.isOpen();
-    Out.forEachFact([&](AxisId A, AxisFact &F) {
+  for (const OperandSource &S : Ops.Sources)
+    if (S.E) {
+      AnyTensor = true;
+      AnyOpen |= S.V.isOpen();
+    }
+  // Per axis of the verdict (sorted by id: appended in order).
+  for (const auto &[A, T] : R.Axes) {
+    bool Unknown = false;
+    for (const OperandSource &S : Ops.Sources) {
+      if (!S.E)
+        continue;
       const AxisFact *G = S.V.get(A);
-      if ((G && !G->knownType()) || (!G && S.V.isOpen()))
-        F = AxisFact::unknown();
-    });
-  }
-  Out.forEachFact([&](AxisId A, AxisFact &F) {
-    std::optional<PerAxisType> T = F.knownType();
-    if (!T)
-      return;
-    for (const OperandSource &S : Ops.Sources)
-      if (S.E && S.V.knownOn(A) == T) {
-        F = AxisFact::known(*T, S.V.get(A)->originOf(*T));
-        return;
+      if ((G && !G->knownType()) || (!G && S.V.isOpen())) {
+        Unknown = true;
+        break;
       }
-  });
+    }
+    if (Unknown) {
+      Out.set(A, AxisFact::unknown());
+      continue;
+    }
+    AxisFact F = AxisFact::known(T, {Loc, OriginKind::Inferred});
+    PerAxisType K = *F.knownType();
+    for (const OperandSource &S : Ops.Sources)
+      if (S.E && S.V.knownOn(A) == K) {
+        F = AxisFact::known(K, S.V.get(A)->originOf(K));
+        break;
+      }
+    Out.set(A, F);
+  }
   Out.setOpen(AnyOpen || (!AnyTensor && !Mesh));
   return Out;
 }

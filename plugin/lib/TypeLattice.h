@@ -283,6 +283,10 @@ public:
   }
   /// Sets the fact of axis \p A (kept sorted by id).
   void set(AxisId A, const AxisFact &F) {
+    if (Axes.empty() || Axes.back().first < A) {
+      Axes.push_back({A, F}); // the usual order: appended
+      return;
+    }
     auto It = llvm::lower_bound(
         Axes, A, [](const Entry &E, AxisId X) { return E.first < X; });
     if (It != Axes.end() && It->first == A)
