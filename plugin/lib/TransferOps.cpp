@@ -164,16 +164,18 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
     Put(uint8_t(O.type.has_value() + Typed));
     if (!Typed)
       continue;
-    llvm::ArrayRef<Value::Entry> Axes = Ops.Sources[I].V.axes();
+    // The count of known axes goes first: its place is kept and filled
+    // once they are written.
+    char *CountAt = At;
+    At += sizeof(uint16_t);
     uint16_t Known = 0;
-    for (const auto &[A, F] : Axes)
-      Known += F.knownType().has_value();
-    Put(Known);
-    for (const auto &[A, F] : Axes)
+    for (const auto &[A, F] : Ops.Sources[I].V.axes())
       if (std::optional<PerAxisType> T = F.knownType()) {
         Put(uint16_t(A));
         Put(uint8_t(typeIndex(T->kind)));
+        ++Known;
       }
+    std::memcpy(CountAt, &Known, sizeof(Known));
   }
   Key.truncate(At - Key.data());
   auto [It, New] = TU.Verdicts.try_emplace(Key);
