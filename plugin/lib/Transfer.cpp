@@ -495,7 +495,10 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
       ObjT = ObjT->getPointeeType(); // opt->relu(): the optional's tensor
     if (MD && MD->getIdentifier() && Obj && Types.isTensor(ObjT)) {
       llvm::SmallVector<const Expr *, 4> Args(MC->arguments());
-      return evalTensorOp(CE, "." + MD->getName().str(), Obj, Args);
+      const auto *Op =
+          calleeOp(MD, 0, [&] { return "." + MD->getName().str(); });
+      return evalTensorOp(CE, Op->getKey(), Obj, Args, std::nullopt,
+                          &Op->getValue());
     }
     return unannotatedResult(CE, Callee);
   }
@@ -504,16 +507,28 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
           return Types.isTensor(A->getType());
         }))
       return Value::unknown();
-    std::string Dunder = core::dunder_for_operator(
-        getOperatorSpelling(OpCall->getOperator()), CE->getNumArgs() == 1);
-    if (Dunder.empty())
+    // Forms 2 and up: the operator and whether it is unary.
+    bool Unary = CE->getNumArgs() == 1;
+    const auto *Op =
+        calleeOp(Callee, 2 + 2 * unsigned(OpCall->getOperator()) + Unary, [&] {
+          return core::dunder_for_operator(
+              getOperatorSpelling(OpCall->getOperator()), Unary);
+        });
+    if (!Op)
       return Value::unknown();
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
-    return evalTensorOp(CE, Dunder, nullptr, Args);
+    return evalTensorOp(CE, Op->getKey(), nullptr, Args, std::nullopt,
+                        &Op->getValue());
   }
-  if (Callee->getIdentifier() && isInTorchNamespace(Callee)) {
+  // Form 1: a free function, an op when it is at:: or torch::'s.
+  if (const auto *Op = calleeOp(Callee, 1, [&] {
+        return Callee->getIdentifier() && isInTorchNamespace(Callee)
+                   ? Callee->getName().str()
+                   : std::string();
+      })) {
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
-    return evalTensorOp(CE, Callee->getName().str(), nullptr, Args);
+    return evalTensorOp(CE, Op->getKey(), nullptr, Args, std::nullopt,
+                        &Op->getValue());
   }
   return unannotatedResult(CE, Callee);
 }

@@ -87,13 +87,24 @@ void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
     addTensorOperand(Ops, E, Pos);
 }
 
-Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
+const llvm::StringMapEntry<core::OpInfo> *
+Transfer::calleeOp(const FunctionDecl *Callee, unsigned Form,
+                   llvm::function_ref<std::string()> Name) {
+  auto [It, New] = TU.CalleeOps.try_emplace({Callee, Form}, nullptr);
+  if (New)
+    if (std::string N = Name(); !N.empty())
+      It->second = &TU.opEntry(N); // (OpInfos, not CalleeOps, may grow)
+  return It->second;
+}
+
+Value Transfer::evalTensorOp(const CallExpr *CE, llvm::StringRef Name,
                              const Expr *Receiver,
                              llvm::ArrayRef<const Expr *> Args,
-                             std::optional<core::OpClass> Class) {
+                             std::optional<core::OpClass> Class,
+                             const core::OpInfo *KnownInfo) {
   // The core decides what the op is, in-place included (trailing `_`,
   // compound assignment, ATen spellings).
-  const core::OpInfo &Known = TU.opInfo(Name);
+  const core::OpInfo &Known = KnownInfo ? *KnownInfo : TU.opInfo(Name);
   std::optional<core::OpInfo> Declared; // [[spmd::op]]: the declared class
   if (Class) {
     Declared = Known;
