@@ -218,30 +218,28 @@ Value Transfer::resultOf(const InferVerdict &R, const Operands &Ops,
       AnyTensor = true;
       AnyOpen |= S.V.isOpen();
     }
-  // Per axis of the verdict (sorted by id: appended in order).
+  // Per axis of the verdict (sorted by id: appended in order), one pass
+  // over the operands: unknown if one is not known there, else the type
+  // with the origin of the first operand that has it.
   for (const auto &[A, T] : R.Axes) {
+    PerAxisType K = typeAt(typeIndex(T.kind)); // the fact's type (S(d): V)
+    const AxisFact *From = nullptr;
     bool Unknown = false;
     for (const OperandSource &S : Ops.Sources) {
       if (!S.E)
         continue;
       const AxisFact *G = S.V.get(A);
-      if ((G && !G->knownType()) || (!G && S.V.isOpen())) {
+      std::optional<PerAxisType> GK = G ? G->knownType() : std::nullopt;
+      if (G ? !GK : S.V.isOpen()) {
         Unknown = true;
         break;
       }
+      if (!From && GK == K)
+        From = G;
     }
-    if (Unknown) {
-      Out.set(A, AxisFact::unknown());
-      continue;
-    }
-    AxisFact F = AxisFact::known(T, {Loc, OriginKind::Inferred});
-    PerAxisType K = *F.knownType();
-    for (const OperandSource &S : Ops.Sources)
-      if (S.E && S.V.knownOn(A) == K) {
-        F = AxisFact::known(K, S.V.get(A)->originOf(K));
-        break;
-      }
-    Out.set(A, F);
+    Out.set(A, Unknown ? AxisFact::unknown()
+               : From  ? AxisFact::known(K, From->originOf(K))
+                       : AxisFact::known(T, {Loc, OriginKind::Inferred}));
   }
   Out.setOpen(AnyOpen || (!AnyTensor && !Mesh));
   return Out;
