@@ -264,7 +264,10 @@ void Transfer::declStmt(const DeclStmt *DS) {
         }
       }
     }
-    Cur = Cur.set(varIndex(VD), Init ? eval(Init) : Value::unknown(), Arena);
+    // The initializer's value is the arena's already: held, not copied.
+    unsigned I = varIndex(VD);
+    Cur = Init ? Cur.setShared(I, &eval(Init), Arena)
+               : Cur.set(I, Value::unknown(), Arena);
   }
 }
 
