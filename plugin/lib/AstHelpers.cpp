@@ -112,6 +112,7 @@ bool TypeClassifier::isContainerRecord(const CXXRecordDecl *RD) {
   if (It != ContainerCache.end())
     return It->second;
   ContainerCache[RD] = false; // breaks cycles
+  ++ClassifyingContainers;
   bool R = false;
   bool Optional = false;
   if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD);
@@ -137,6 +138,7 @@ bool TypeClassifier::isContainerRecord(const CXXRecordDecl *RD) {
     }
     R &= Types > 0;
   }
+  --ClassifyingContainers;
   ContainerCache[RD] = R;
   return R;
 }
@@ -144,8 +146,17 @@ bool TypeClassifier::isContainerRecord(const CXXRecordDecl *RD) {
 bool TypeClassifier::isTensorContainer(QualType T) {
   if (T.isNull())
     return false;
+  // Asked for the same few types again and again: cached per Type node, but
+  // only answers that isContainerRecord finished (inside its computation a
+  // record being classified reads as false to break cycles).
+  if (auto It = ContainerTypeCache.find(T.getTypePtr());
+      It != ContainerTypeCache.end())
+    return It->second;
   const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  return RD && isContainerRecord(RD);
+  bool R = RD && isContainerRecord(RD);
+  if (!ClassifyingContainers)
+    ContainerTypeCache[T.getTypePtr()] = R;
+  return R;
 }
 
 bool TypeClassifier::isOptionalTensor(QualType T) {

@@ -69,6 +69,9 @@ private:
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> Cache;
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> ContainerCache;
   llvm::DenseMap<const clang::Type *, bool> TypeCache; // isTensor
+  llvm::DenseMap<const clang::Type *, bool> ContainerTypeCache;
+  /// isContainerRecord calls under way (their answers are not final yet).
+  unsigned ClassifyingContainers = 0;
 };
 
 /// Whether \p E is an optional tensor that is certainly empty: a default
