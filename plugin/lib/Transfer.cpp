@@ -314,6 +314,13 @@ const Value &Transfer::eval(const Expr *E) {
   }
   if (Entry->Visit == MemoVisit && Entry->V)
     return *Entry->V;
+  // A variable's fact is the FactMap's value itself (no copy); the rest is
+  // evaluated and kept in the arena.
+  if (const Value *Held = heldFact(E)) {
+    Entry->Visit = MemoVisit;
+    Entry->V = Held;
+    return *Held;
+  }
   unsigned Entries = Memo.size();
   Value V = evalUncached(E); // may grow Memo: then Entry is stale
   const Value *P = V == Unknown ? &Unknown : Arena.value(std::move(V));
@@ -322,6 +329,18 @@ const Value &Transfer::eval(const Expr *E) {
   Entry->Visit = MemoVisit;
   Entry->V = P;
   return *P;
+}
+
+const Value *Transfer::heldFact(const Expr *E) {
+  // evalDeclRef's last case, for the same expressions (evalUncached's
+  // checks first): no binding, no alias, no declared type.
+  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || E->containsErrors() || E->isValueDependent() ||
+      E->isTypeDependent() || Aliases.count(VD) || declaredType(VD))
+    return nullptr;
+  auto It = VarIndex.find(VD);
+  return It == VarIndex.end() ? nullptr : Cur.get(It->second);
 }
 
 /// A variable, a structured binding or a reference to one: its declared

@@ -172,6 +172,10 @@ private:
   /// stays valid for the whole analysis of the function).
   const Value &eval(const clang::Expr *E);
   Value evalUncached(const clang::Expr *E);
+  /// For a variable without a declared type (not a binding or an alias):
+  /// its fact on this path as the FactMap holds it (what evalDeclRef would
+  /// copy), or null for every other expression and a variable with none.
+  const Value *heldFact(const clang::Expr *E);
   Value evalDeclRef(const clang::DeclRefExpr *DRE);
   Value evalConstruct(const clang::CXXConstructExpr *CE);
   Value evalCall(const clang::CallExpr *CE);
