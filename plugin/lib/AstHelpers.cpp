@@ -53,14 +53,20 @@ bool TypeClassifier::isTensor(QualType T) {
   if (T.isNull())
     return false;
   // Asked for the same few types again and again: cached per Type node
-  // (qualifiers do not matter).
+  // (qualifiers do not matter), the latest one in front of the map (it
+  // always holds what the map holds for its type).
+  if (T.getTypePtr() == LastType)
+    return LastIsTensor;
   auto [It, New] = TypeCache.try_emplace(T.getTypePtr(), false);
-  if (!New)
-    return It->second;
+  if (!New) {
+    LastType = T.getTypePtr();
+    return LastIsTensor = It->second;
+  }
   const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
   bool R = RD && isTensorRecord(RD);
   TypeCache[T.getTypePtr()] = R; // isTensorRecord (bases) may grow the map
-  return R;
+  LastType = T.getTypePtr();
+  return LastIsTensor = R;
 }
 
 bool TypeClassifier::isScalar(QualType T) {

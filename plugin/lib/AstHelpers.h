@@ -69,6 +69,8 @@ private:
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> Cache;
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> ContainerCache;
   llvm::DenseMap<const clang::Type *, bool> TypeCache; // isTensor
+  const clang::Type *LastType = nullptr; // isTensor's latest question
+  bool LastIsTensor = false;
   llvm::DenseMap<const clang::Type *, bool> ContainerTypeCache;
   /// isContainerRecord calls under way (their answers are not final yet).
   unsigned ClassifyingContainers = 0;
