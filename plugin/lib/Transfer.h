@@ -297,7 +297,9 @@ private:
   // Operands of an ordinary op.
   struct OperandSource {
     const clang::Expr *E; ///< null for a scalar
-    Value V;
+    /// eval's value of E (in the function's arena: not copied per op), or
+    /// an unknown value for a scalar.
+    const Value &V;
     /// For a scalar: the argument (its constant value, if any, matters to
     /// the mask rules of core/masks.h).
     const clang::Expr *Scalar = nullptr;

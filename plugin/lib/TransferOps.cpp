@@ -34,11 +34,9 @@ const Expr *mutatedOperand(const Expr *Receiver,
 /// A tensor operand. Conflicts and unknowns are reported at the use; a
 /// conflicting axis then counts as unknown.
 void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
-  // The value is copied once, into its place in the list.
-  Ops.Sources.push_back({E, Value()});
-  Value &Slot = Ops.Sources.back().V;
-  Slot = eval(E);
-  const Value &V = Slot;
+  // eval's value, held by reference (it lives as long as the analysis).
+  const Value &V = eval(E);
+  Ops.Sources.push_back({E, V});
   if (H)
     for (const auto &[Axis, F] : V.axes())
       if (F.isConflict())
@@ -78,7 +76,8 @@ void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
   }
   if (Types.isScalar(A->getType())) {
     Ops.Core.push_back(core::Operand::weak_scalar(Pos));
-    Ops.Sources.push_back({nullptr, Value::unknown(), A});
+    static const Value Unknown = Value::unknown();
+    Ops.Sources.push_back({nullptr, Unknown, A});
     return;
   }
   llvm::SmallVector<const Expr *, 4> Elems;
