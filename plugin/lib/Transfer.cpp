@@ -321,10 +321,12 @@ const Value &Transfer::eval(const Expr *E) {
     Entry->V = Held;
     return *Held;
   }
-  unsigned Entries = Memo.size();
+  const void *Buckets = Memo.getPointerIntoBucketsArray();
   Value V = evalUncached(E); // may grow Memo: then Entry is stale
   const Value *P = V == Unknown ? &Unknown : Arena.value(std::move(V));
-  if (Memo.size() != Entries) // only an insertion moves the entries
+  // Only a reallocation of the table moves the entries (an insertion into
+  // room reserved by reserveMemo does not).
+  if (Memo.getPointerIntoBucketsArray() != Buckets)
     Entry = &Memo[E];
   Entry->Visit = MemoVisit;
   Entry->V = P;
