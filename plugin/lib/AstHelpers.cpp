@@ -8,21 +8,32 @@ using namespace clang;
 
 namespace spmd::plugin {
 
-bool isInTopNamespace(const Decl *D, llvm::StringRef Name) {
+llvm::StringRef topNamespaceName(const Decl *D) {
   const DeclContext *DC = D->getDeclContext();
   const NamespaceDecl *Top = nullptr;
   for (; DC && !DC->isTranslationUnit(); DC = DC->getParent())
     if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
       if (!NS->isInline())
         Top = NS;
-  return Top && Top->getIdentifier() && Top->getName() == Name;
+  return Top && Top->getIdentifier() ? Top->getName() : llvm::StringRef();
+}
+
+bool isInTopNamespace(const Decl *D, llvm::StringRef Name) {
+  return !Name.empty() && topNamespaceName(D) == Name;
+}
+
+bool isInTorchNamespace(const Decl *D) {
+  llvm::StringRef NS = topNamespaceName(D);
+  return NS == "at" || NS == "torch";
+}
+
+bool isLibraryNamespaceName(llvm::StringRef NS) {
+  return NS == "std" || NS == "c10" || NS == "at" || NS == "torch" ||
+         NS == "spmd";
 }
 
 bool isInLibraryNamespace(const Decl *D) {
-  for (llvm::StringRef NS : {"std", "c10", "at", "torch", "spmd"})
-    if (isInTopNamespace(D, NS))
-      return true;
-  return false;
+  return isLibraryNamespaceName(topNamespaceName(D));
 }
 
 bool isSpmdFunction(const FunctionDecl *FD) {
@@ -42,14 +53,20 @@ bool TypeClassifier::isTensor(QualType T) {
   if (T.isNull())
     return false;
   // Asked for the same few types again and again: cached per Type node
-  // (qualifiers do not matter).
+  // (qualifiers do not matter), the latest one in front of the map (it
+  // always holds what the map holds for its type).
+  if (T.getTypePtr() == LastType)
+    return LastIsTensor;
   auto [It, New] = TypeCache.try_emplace(T.getTypePtr(), false);
-  if (!New)
-    return It->second;
+  if (!New) {
+    LastType = T.getTypePtr();
+    return LastIsTensor = It->second;
+  }
   const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
   bool R = RD && isTensorRecord(RD);
   TypeCache[T.getTypePtr()] = R; // isTensorRecord (bases) may grow the map
-  return R;
+  LastType = T.getTypePtr();
+  return LastIsTensor = R;
 }
 
 bool TypeClassifier::isScalar(QualType T) {
@@ -101,6 +118,7 @@ bool TypeClassifier::isContainerRecord(const CXXRecordDecl *RD) {
   if (It != ContainerCache.end())
     return It->second;
   ContainerCache[RD] = false; // breaks cycles
+  ++ClassifyingContainers;
   bool R = false;
   bool Optional = false;
   if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD);
@@ -126,6 +144,7 @@ bool TypeClassifier::isContainerRecord(const CXXRecordDecl *RD) {
     }
     R &= Types > 0;
   }
+  --ClassifyingContainers;
   ContainerCache[RD] = R;
   return R;
 }
@@ -133,8 +152,17 @@ bool TypeClassifier::isContainerRecord(const CXXRecordDecl *RD) {
 bool TypeClassifier::isTensorContainer(QualType T) {
   if (T.isNull())
     return false;
+  // Asked for the same few types again and again: cached per Type node, but
+  // only answers that isContainerRecord finished (inside its computation a
+  // record being classified reads as false to break cycles).
+  if (auto It = ContainerTypeCache.find(T.getTypePtr());
+      It != ContainerTypeCache.end())
+    return It->second;
   const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
-  return RD && isContainerRecord(RD);
+  bool R = RD && isContainerRecord(RD);
+  if (!ClassifyingContainers)
+    ContainerTypeCache[T.getTypePtr()] = R;
+  return R;
 }
 
 bool TypeClassifier::isOptionalTensor(QualType T) {

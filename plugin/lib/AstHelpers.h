@@ -17,8 +17,20 @@
 
 namespace spmd::plugin {
 
+/// The name of the outermost non-inline namespace \p D sits in; empty when
+/// there is none or it is anonymous. One walk of the declaration contexts
+/// answers every isInTopNamespace question about \p D.
+llvm::StringRef topNamespaceName(const clang::Decl *D);
+
 /// Whether \p D sits in the (non-inline) top-level namespace \p Name.
 bool isInTopNamespace(const clang::Decl *D, llvm::StringRef Name);
+
+/// Whether \p D sits in the top-level namespace at or torch (ATen's ops).
+bool isInTorchNamespace(const clang::Decl *D);
+
+/// Whether \p NS (a topNamespaceName) is a library's the checker models or
+/// that is not the user's to annotate: std, c10, at, torch, spmd.
+bool isLibraryNamespaceName(llvm::StringRef NS);
 
 /// Whether \p D belongs to a library the checker models or that is not the
 /// user's to annotate: the top-level namespaces std, c10, at, torch, spmd.
@@ -57,6 +69,11 @@ private:
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> Cache;
   llvm::DenseMap<const clang::CXXRecordDecl *, bool> ContainerCache;
   llvm::DenseMap<const clang::Type *, bool> TypeCache; // isTensor
+  const clang::Type *LastType = nullptr; // isTensor's latest question
+  bool LastIsTensor = false;
+  llvm::DenseMap<const clang::Type *, bool> ContainerTypeCache;
+  /// isContainerRecord calls under way (their answers are not final yet).
+  unsigned ClassifyingContainers = 0;
 };
 
 /// Whether \p E is an optional tensor that is certainly empty: a default

@@ -80,12 +80,11 @@ auto AnnotationTable::lookup(const MapT &M, const Decl *D) const
     resolveImported(D);
   if (M.empty())
     return nullptr;
-  auto It = M.find(key(D));
-  return It == M.end() ? nullptr : &It->second;
+  return find(M, key(D));
 }
 
 void AnnotationTable::setType(const Decl *D, TypeAnnotation A) {
-  if (Types.insert_or_assign(key(D), std::move(A)).second)
+  if (Types.assign(key(D), std::move(A)))
     TypedDecls.push_back(D);
 }
 void AnnotationTable::addWhen(const Decl *D, WhenAnnotation W) {

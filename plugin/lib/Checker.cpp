@@ -131,24 +131,35 @@ public:
   /// The visitor looks for function bodies. A function's own body was
   /// analysed by VisitFunctionDecl; it is traversed only when it may hold
   /// another one (a lambda, a local class), else skipped (dataTraverseStmtPre
-  /// turns the traversal away at its root).
-  bool dataTraverseStmtPre(Stmt *S) { return S != SkipBody; }
+  /// turns the traversal away at its root). That is decided when the
+  /// traversal reaches the body, after VisitFunctionDecl: the scan of the
+  /// function's declarations (mayHoldFunctions) then reads declarations its
+  /// analysis has just brought into the cache, instead of one cache miss per
+  /// local variable of a body not yet looked at.
+  bool dataTraverseStmtPre(Stmt *S) {
+    return S != Body || mayHoldFunctions(BodyOwner);
+  }
 
   bool TraverseDecl(Decl *D) {
     if (D && !isa<TranslationUnitDecl>(D) && !TU.Opts.AnalyzeSystemHeaders &&
         D->getLocation().isValid() && SM.isInSystemHeader(D->getLocation()))
       return true;
-    const Stmt *Outer = SkipBody;
-    SkipBody = nullptr;
+    const Stmt *OuterBody = Body;
+    const FunctionDecl *OuterOwner = BodyOwner;
+    Body = nullptr;
+    BodyOwner = nullptr;
     // Before C++20 a lambda cannot be part of a type (decltype of one is an
     // unevaluated lambda): the walk of the statements then finds them all.
     if (const auto *FD = dyn_cast_or_null<FunctionDecl>(D);
         FD && !TU.Ctx.getLangOpts().CPlusPlus20)
       if (FD->doesThisDeclarationHaveABody())
-        if (const Stmt *Body = FD->getBody(); Body && !mayHoldFunctions(FD))
-          SkipBody = Body;
+        if (const Stmt *B = FD->getBody()) {
+          Body = B;
+          BodyOwner = FD;
+        }
     bool Continue = RecursiveASTVisitor::TraverseDecl(D);
-    SkipBody = Outer;
+    Body = OuterBody;
+    BodyOwner = OuterOwner;
     return Continue;
   }
 
@@ -210,9 +221,10 @@ private:
   llvm::DenseSet<const FunctionDecl *> Done;
   std::vector<const FunctionDecl *> Deferred;
   bool Deferring = false;
-  /// The body of the function being traversed when it holds no other
-  /// function (not traversed), else null.
-  const Stmt *SkipBody = nullptr;
+  /// The body of the function being traversed (before C++20), skipped
+  /// when it holds no other function, and that function; else null.
+  const Stmt *Body = nullptr;
+  const FunctionDecl *BodyOwner = nullptr;
 };
 
 class SPMDCheckConsumer : public ASTConsumer {

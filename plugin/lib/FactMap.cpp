@@ -130,11 +130,15 @@ FactMap FactMap::grown(unsigned D, FactArena &A) const {
 }
 
 FactMap FactMap::set(unsigned Index, const Value &V, FactArena &A) const {
+  return setShared(Index, A.value(V), A);
+}
+
+FactMap FactMap::setShared(unsigned Index, const Value *V, FactArena &A) const {
   unsigned D = Depth;
   while (!fits(Index, D))
     ++D;
   FactMap M = grown(D, A);
-  M.Root = setIn(M.Root ? M.Root : A.node(), M.Depth - 1, Index, A.value(V), A);
+  M.Root = setIn(M.Root ? M.Root : A.node(), M.Depth - 1, Index, V, A);
   return M;
 }
 

@@ -60,6 +60,10 @@ public:
   const Value *get(unsigned Index) const;
   /// This map with variable \p Index set to \p V.
   FactMap set(unsigned Index, const Value &V, FactArena &A) const;
+  /// The same, holding \p V itself instead of a copy: \p V must live as
+  /// long as \p A and never change (a value in \p A, such as the
+  /// expression values Transfer::eval hands out, or a static one).
+  FactMap setShared(unsigned Index, const Value *V, FactArena &A) const;
   /// The least upper bound of two maps (shares whatever it can).
   static FactMap join(const FactMap &X, const FactMap &Y, FactArena &A);
   /// Widening: \p New where it equals \p Old, Top where it differs.

@@ -264,7 +264,10 @@ void Transfer::declStmt(const DeclStmt *DS) {
         }
       }
     }
-    Cur = Cur.set(varIndex(VD), Init ? eval(Init) : Value::unknown(), Arena);
+    // The initializer's value is the arena's already: held, not copied.
+    unsigned I = varIndex(VD);
+    Cur = Init ? Cur.setShared(I, &eval(Init), Arena)
+               : Cur.set(I, Value::unknown(), Arena);
   }
 }
 
@@ -311,14 +314,35 @@ const Value &Transfer::eval(const Expr *E) {
   }
   if (Entry->Visit == MemoVisit && Entry->V)
     return *Entry->V;
-  unsigned Entries = Memo.size();
+  // A variable's fact is the FactMap's value itself (no copy); the rest is
+  // evaluated and kept in the arena.
+  if (const Value *Held = heldFact(E)) {
+    Entry->Visit = MemoVisit;
+    Entry->V = Held;
+    return *Held;
+  }
+  const void *Buckets = Memo.getPointerIntoBucketsArray();
   Value V = evalUncached(E); // may grow Memo: then Entry is stale
   const Value *P = V == Unknown ? &Unknown : Arena.value(std::move(V));
-  if (Memo.size() != Entries) // only an insertion moves the entries
+  // Only a reallocation of the table moves the entries (an insertion into
+  // room reserved by reserveMemo does not).
+  if (Memo.getPointerIntoBucketsArray() != Buckets)
     Entry = &Memo[E];
   Entry->Visit = MemoVisit;
   Entry->V = P;
   return *P;
+}
+
+const Value *Transfer::heldFact(const Expr *E) {
+  // evalDeclRef's last case, for the same expressions (evalUncached's
+  // checks first): no binding, no alias, no declared type.
+  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD || E->containsErrors() || E->isValueDependent() ||
+      E->isTypeDependent() || Aliases.count(VD) || declaredType(VD))
+    return nullptr;
+  auto It = VarIndex.find(VD);
+  return It == VarIndex.end() ? nullptr : Cur.get(It->second);
 }
 
 /// A variable, a structured binding or a reference to one: its declared
@@ -495,7 +519,10 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
       ObjT = ObjT->getPointeeType(); // opt->relu(): the optional's tensor
     if (MD && MD->getIdentifier() && Obj && Types.isTensor(ObjT)) {
       llvm::SmallVector<const Expr *, 4> Args(MC->arguments());
-      return evalTensorOp(CE, "." + MD->getName().str(), Obj, Args);
+      const auto *Op =
+          calleeOp(MD, 0, [&] { return "." + MD->getName().str(); });
+      return evalTensorOp(CE, Op->getKey(), Obj, Args, std::nullopt,
+                          &Op->getValue());
     }
     return unannotatedResult(CE, Callee);
   }
@@ -504,17 +531,28 @@ Value Transfer::evalOrdinaryOp(const CallExpr *CE, const FunctionDecl *Callee) {
           return Types.isTensor(A->getType());
         }))
       return Value::unknown();
-    std::string Dunder = core::dunder_for_operator(
-        getOperatorSpelling(OpCall->getOperator()), CE->getNumArgs() == 1);
-    if (Dunder.empty())
+    // Forms 2 and up: the operator and whether it is unary.
+    bool Unary = CE->getNumArgs() == 1;
+    const auto *Op =
+        calleeOp(Callee, 2 + 2 * unsigned(OpCall->getOperator()) + Unary, [&] {
+          return core::dunder_for_operator(
+              getOperatorSpelling(OpCall->getOperator()), Unary);
+        });
+    if (!Op)
       return Value::unknown();
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
-    return evalTensorOp(CE, Dunder, nullptr, Args);
+    return evalTensorOp(CE, Op->getKey(), nullptr, Args, std::nullopt,
+                        &Op->getValue());
   }
-  if (Callee->getIdentifier() &&
-      (isInTopNamespace(Callee, "at") || isInTopNamespace(Callee, "torch"))) {
+  // Form 1: a free function, an op when it is at:: or torch::'s.
+  if (const auto *Op = calleeOp(Callee, 1, [&] {
+        return Callee->getIdentifier() && isInTorchNamespace(Callee)
+                   ? Callee->getName().str()
+                   : std::string();
+      })) {
     llvm::SmallVector<const Expr *, 4> Args(CE->arguments());
-    return evalTensorOp(CE, Callee->getName().str(), nullptr, Args);
+    return evalTensorOp(CE, Op->getKey(), nullptr, Args, std::nullopt,
+                        &Op->getValue());
   }
   return unannotatedResult(CE, Callee);
 }
@@ -820,8 +858,7 @@ Resolved:
       return evalTensorOp(CE, Target->getNameAsString(), nullptr, Args, *C);
   if (TU.isAnnotated(Target))
     return callAnnotated(CE, Target, Args);
-  if (Target->getIdentifier() &&
-      (isInTopNamespace(Target, "at") || isInTopNamespace(Target, "torch")))
+  if (Target->getIdentifier() && isInTorchNamespace(Target))
     return evalTensorOp(CE, Target->getName().str(), nullptr, Args);
   return std::nullopt;
 }
@@ -1268,9 +1305,7 @@ bool Transfer::typeStated(const Expr *E, bool AnyVariable) {
       const FunctionDecl *Callee = CE->getDirectCallee();
       // A tensor registered as a module's parameter or buffer takes the
       // type declared for the field it initialises (isFreshParameter).
-      if (Callee && Callee->getIdentifier() &&
-          (isInTopNamespace(Callee, "torch") ||
-           isInTopNamespace(Callee, "at")) &&
+      if (Callee && Callee->getIdentifier() && isInTorchNamespace(Callee) &&
           (Callee->getName() == "register_parameter" ||
            Callee->getName() == "register_buffer"))
         return true;
@@ -1380,7 +1415,7 @@ static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
   if (!F || !F->getIdentifier())
     return false;
   llvm::StringRef N = F->getName();
-  bool InTorch = isInTopNamespace(F, "torch") || isInTopNamespace(F, "at");
+  bool InTorch = isInTorchNamespace(F);
   if (InTorch && (N == "register_parameter" || N == "register_buffer"))
     return true;
   if (InTorch && !isa<CXXMethodDecl>(F)) {

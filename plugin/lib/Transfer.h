@@ -103,14 +103,23 @@ struct TUContext {
       It->second = Table.isAnnotatedFunction(FD);
     return It->second;
   }
-  /// core::classify_op, cached.
-  const core::OpInfo &opInfo(llvm::StringRef Name) {
+  /// core::classify_op, cached: the op's entry in OpInfos (its name is the
+  /// key).
+  const llvm::StringMapEntry<core::OpInfo> &opEntry(llvm::StringRef Name) {
     auto [It, New] = OpInfos.try_emplace(Name);
     if (New)
       It->second =
           core::classify_op(std::string_view(Name.data(), Name.size()));
-    return It->second;
+    return *It;
   }
+  const core::OpInfo &opInfo(llvm::StringRef Name) {
+    return opEntry(Name).getValue();
+  }
+  /// The op an ordinary call of a function is (Transfer::calleeOp), by
+  /// callee and call form: its entry in OpInfos, or null when it is none.
+  llvm::DenseMap<std::pair<const clang::FunctionDecl *, unsigned>,
+                 const llvm::StringMapEntry<core::OpInfo> *>
+      CalleeOps;
 };
 
 /// Whether the analysis runs on \p FD's body: it has one in this
@@ -163,6 +172,10 @@ private:
   /// stays valid for the whole analysis of the function).
   const Value &eval(const clang::Expr *E);
   Value evalUncached(const clang::Expr *E);
+  /// For a variable without a declared type (not a binding or an alias):
+  /// its fact on this path as the FactMap holds it (what evalDeclRef would
+  /// copy), or null for every other expression and a variable with none.
+  const Value *heldFact(const clang::Expr *E);
   Value evalDeclRef(const clang::DeclRefExpr *DRE);
   Value evalConstruct(const clang::CXXConstructExpr *CE);
   Value evalCall(const clang::CallExpr *CE);
@@ -265,16 +278,28 @@ private:
     const clang::FieldDecl *Field = nullptr;
   };
   LValue lvalueOf(const clang::Expr *E);
-  Value evalTensorOp(const clang::CallExpr *CE, std::string Name,
+  /// Op \p Name (\p Known: its classify_op, when the caller has it) applied
+  /// to \p Receiver and \p Args; \p Class: its declared [[spmd::op]] class.
+  Value evalTensorOp(const clang::CallExpr *CE, llvm::StringRef Name,
                      const clang::Expr *Receiver,
                      llvm::ArrayRef<const clang::Expr *> Args,
-                     std::optional<core::OpClass> Class = std::nullopt);
+                     std::optional<core::OpClass> Class = std::nullopt,
+                     const core::OpInfo *Known = nullptr);
+  /// The op that a call of \p Callee in call form \p Form is (its entry in
+  /// TUContext::OpInfos), or null for none: \p Name gives its name (empty:
+  /// none) the first time, after which the answer is cached per callee and
+  /// form (no name built and hashed per call).
+  const llvm::StringMapEntry<core::OpInfo> *
+  calleeOp(const clang::FunctionDecl *Callee, unsigned Form,
+           llvm::function_ref<std::string()> Name);
   void assign(const clang::Expr *LHS, const Value &V, const clang::Expr *RHS);
 
   // Operands of an ordinary op.
   struct OperandSource {
     const clang::Expr *E; ///< null for a scalar
-    Value V;
+    /// eval's value of E (in the function's arena: not copied per op), or
+    /// an unknown value for a scalar.
+    const Value &V;
     /// For a scalar: the argument (its constant value, if any, matters to
     /// the mask rules of core/masks.h).
     const clang::Expr *Scalar = nullptr;

@@ -23,8 +23,10 @@ namespace {
 /// tensor's SPMD type): torch/ATen/c10, the standard library, the runtime's
 /// API, compiler builtins.
 bool isLibraryFunction(const FunctionDecl *FD) {
-  return FD->getBuiltinID() || isInLibraryNamespace(FD) ||
-         isInTopNamespace(FD, "__gnu_cxx");
+  if (FD->getBuiltinID())
+    return true;
+  llvm::StringRef NS = topNamespaceName(FD);
+  return isLibraryNamespaceName(NS) || NS == "__gnu_cxx";
 }
 
 /// Whether the callee may write the tensors bound to \p P: a non-const

@@ -34,11 +34,9 @@ const Expr *mutatedOperand(const Expr *Receiver,
 /// A tensor operand. Conflicts and unknowns are reported at the use; a
 /// conflicting axis then counts as unknown.
 void Transfer::addTensorOperand(Operands &Ops, const Expr *E, int Pos) {
-  // The value is copied once, into its place in the list.
-  Ops.Sources.push_back({E, Value()});
-  Value &Slot = Ops.Sources.back().V;
-  Slot = eval(E);
-  const Value &V = Slot;
+  // eval's value, held by reference (it lives as long as the analysis).
+  const Value &V = eval(E);
+  Ops.Sources.push_back({E, V});
   if (H)
     for (const auto &[Axis, F] : V.axes())
       if (F.isConflict())
@@ -78,7 +76,8 @@ void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
   }
   if (Types.isScalar(A->getType())) {
     Ops.Core.push_back(core::Operand::weak_scalar(Pos));
-    Ops.Sources.push_back({nullptr, Value::unknown(), A});
+    static const Value Unknown = Value::unknown();
+    Ops.Sources.push_back({nullptr, Unknown, A});
     return;
   }
   llvm::SmallVector<const Expr *, 4> Elems;
@@ -87,13 +86,24 @@ void Transfer::addArgument(Operands &Ops, const Expr *A, int Pos) {
     addTensorOperand(Ops, E, Pos);
 }
 
-Value Transfer::evalTensorOp(const CallExpr *CE, std::string Name,
+const llvm::StringMapEntry<core::OpInfo> *
+Transfer::calleeOp(const FunctionDecl *Callee, unsigned Form,
+                   llvm::function_ref<std::string()> Name) {
+  auto [It, New] = TU.CalleeOps.try_emplace({Callee, Form}, nullptr);
+  if (New)
+    if (std::string N = Name(); !N.empty())
+      It->second = &TU.opEntry(N); // (OpInfos, not CalleeOps, may grow)
+  return It->second;
+}
+
+Value Transfer::evalTensorOp(const CallExpr *CE, llvm::StringRef Name,
                              const Expr *Receiver,
                              llvm::ArrayRef<const Expr *> Args,
-                             std::optional<core::OpClass> Class) {
+                             std::optional<core::OpClass> Class,
+                             const core::OpInfo *KnownInfo) {
   // The core decides what the op is, in-place included (trailing `_`,
   // compound assignment, ATen spellings).
-  const core::OpInfo &Known = TU.opInfo(Name);
+  const core::OpInfo &Known = KnownInfo ? *KnownInfo : TU.opInfo(Name);
   std::optional<core::OpInfo> Declared; // [[spmd::op]]: the declared class
   if (Class) {
     Declared = Known;
@@ -164,16 +174,18 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
     Put(uint8_t(O.type.has_value() + Typed));
     if (!Typed)
       continue;
-    llvm::ArrayRef<Value::Entry> Axes = Ops.Sources[I].V.axes();
+    // The count of known axes goes first: its place is kept and filled
+    // once they are written.
+    char *CountAt = At;
+    At += sizeof(uint16_t);
     uint16_t Known = 0;
-    for (const auto &[A, F] : Axes)
-      Known += F.knownType().has_value();
-    Put(Known);
-    for (const auto &[A, F] : Axes)
+    for (const auto &[A, F] : Ops.Sources[I].V.axes())
       if (std::optional<PerAxisType> T = F.knownType()) {
         Put(uint16_t(A));
         Put(uint8_t(typeIndex(T->kind)));
+        ++Known;
       }
+    std::memcpy(CountAt, &Known, sizeof(Known));
   }
   Key.truncate(At - Key.data());
   auto [It, New] = TU.Verdicts.try_emplace(Key);
@@ -186,6 +198,9 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
   else
     for (const auto &[AxisName, T] : R->map())
       It->second.Axes.push_back({axis(AxisName), T});
+  llvm::sort(It->second.Axes, [](const auto &X, const auto &Y) {
+    return X.first < Y.first;
+  }); // for resultOf, which appends the axes in this order
   return It->second;
 }
 
@@ -196,30 +211,35 @@ const InferVerdict &Transfer::infer(llvm::StringRef Name,
 Value Transfer::resultOf(const InferVerdict &R, const Operands &Ops,
                          SourceLocation Loc) {
   Value Out = Value::closed();
-  for (const auto &[A, T] : R.Axes)
-    Out.set(A, AxisFact::known(T, {Loc, OriginKind::Inferred}));
   bool AnyOpen = false, AnyTensor = false;
-  for (const OperandSource &S : Ops.Sources) {
-    if (!S.E)
-      continue;
-    AnyTensor = true;
-    AnyOpen |= S.V.isOpen();
-    Out.forEachFact([&](AxisId A, AxisFact &F) {
+  for (const OperandSource &S : Ops.Sources)
+    if (S.E) {
+      AnyTensor = true;
+      AnyOpen |= S.V.isOpen();
+    }
+  // Per axis of the verdict (sorted by id: appended in order), one pass
+  // over the operands: unknown if one is not known there, else the type
+  // with the origin of the first operand that has it.
+  for (const auto &[A, T] : R.Axes) {
+    PerAxisType K = typeAt(typeIndex(T.kind)); // the fact's type (S(d): V)
+    const AxisFact *From = nullptr;
+    bool Unknown = false;
+    for (const OperandSource &S : Ops.Sources) {
+      if (!S.E)
+        continue;
       const AxisFact *G = S.V.get(A);
-      if ((G && !G->knownType()) || (!G && S.V.isOpen()))
-        F = AxisFact::unknown();
-    });
-  }
-  Out.forEachFact([&](AxisId A, AxisFact &F) {
-    std::optional<PerAxisType> T = F.knownType();
-    if (!T)
-      return;
-    for (const OperandSource &S : Ops.Sources)
-      if (S.E && S.V.knownOn(A) == T) {
-        F = AxisFact::known(*T, S.V.get(A)->originOf(*T));
-        return;
+      std::optional<PerAxisType> GK = G ? G->knownType() : std::nullopt;
+      if (G ? !GK : S.V.isOpen()) {
+        Unknown = true;
+        break;
       }
-  });
+      if (!From && GK == K)
+        From = G;
+    }
+    Out.set(A, Unknown ? AxisFact::unknown()
+               : From  ? AxisFact::known(K, From->originOf(K))
+                       : AxisFact::known(T, {Loc, OriginKind::Inferred}));
+  }
   Out.setOpen(AnyOpen || (!AnyTensor && !Mesh));
   return Out;
 }

@@ -164,9 +164,12 @@ struct AxisFact {
   unsigned numTypes() const { return llvm::popcount(unsigned(Mask & 15)); }
   bool isConflict() const { return numTypes() >= 2; }
   std::optional<PerAxisType> knownType() const {
-    if ((Mask & UnknownBit) || numTypes() != 1)
+    // One type bit and no unknown bit (no population count: asked per
+    // operand, axis and op).
+    unsigned Types = Mask & 15;
+    if ((Mask & UnknownBit) || Types == 0 || (Types & (Types - 1)))
       return std::nullopt;
-    return typeAt(llvm::countr_zero(unsigned(Mask)));
+    return typeAt(llvm::countr_zero(Types));
   }
   const Origin &originOf(PerAxisType T) const {
     return Origins[typeIndex(T.kind)];
@@ -283,6 +286,10 @@ public:
   }
   /// Sets the fact of axis \p A (kept sorted by id).
   void set(AxisId A, const AxisFact &F) {
+    if (Axes.empty() || Axes.back().first < A) {
+      Axes.push_back({A, F}); // the usual order: appended
+      return;
+    }
     auto It = llvm::lower_bound(
         Axes, A, [](const Entry &E, AxisId X) { return E.first < X; });
     if (It != Axes.end() && It->first == A)
