@@ -44,6 +44,9 @@ enum class ProblemCode : uint8_t {
   AssertMismatch,    ///< spmd::assert_type contradicts the known type
   AssertShardDim,    ///< global mode: assert_type names another shard dim
                      ///< (Expected S(k)) than the known one (Actual S(j))
+  AssertPartial,     ///< global mode: assert_type says P of a V known to
+                     ///< be sharded (Actual S(d)): a shard is no pending
+                     ///< sum (SrcArg: the asserted type, as written)
   ReduceAxis,        ///< a reduce (src P) on Axis of a value that is no
                      ///< pending sum there (Actual) but is P on PendingAxis:
                      ///< the wrong axis (Origins: P's, then Actual's)
@@ -142,7 +145,8 @@ struct Problem {
   /// reduce onto the operand instead of adding a second one.
   const clang::CallExpr *MovedReduce = nullptr;
   /// CollectiveInput: the src argument, to be replaced by Actual (null when
-  /// no other src would be legal).
+  /// no other src would be legal). AssertPartial: the asserted type, to be
+  /// replaced by Actual (null when it is not editable).
   const clang::Expr *SrcArg = nullptr;
   /// AlreadyReduced: the origin of the input's type is a collective that
   /// reduced a pending sum (the first reduce).

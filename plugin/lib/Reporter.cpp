@@ -233,6 +233,7 @@ void Reporter::handle(Problem P) {
     break;
   case ProblemCode::AssertMismatch:
   case ProblemCode::AssertShardDim:
+  case ProblemCode::AssertPartial:
     renderAssert(P, D);
     break;
   case ProblemCode::RawC10d:
@@ -598,6 +599,15 @@ void Reporter::renderAssert(const Problem &P, Pending &D) {
            "', but the assertion says " + typeStr(*P.Expected) + " (" + Why +
            ")";
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+  if (P.Code == ProblemCode::AssertPartial) {
+    // The core's advice; with the asserted type as a fix-it when editable.
+    addCoreAdvice(*P.Error, D);
+    if (P.SrcArg)
+      D.Notes.back().FixIts.push_back(FixItHint::CreateReplacement(
+          CharSourceRange::getTokenRange(P.SrcArg->getSourceRange()),
+          spmdTypeSpelling(*P.Actual)));
+    return;
+  }
   if (P.Fix)
     if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))
       D.Notes.push_back(std::move(*Fix));

@@ -208,8 +208,15 @@ private:
                             const core::CollectiveCall &Call, const Value &In,
                             AxisId Axis);
   Value evalAssertType(const clang::CallExpr *CE);
+  /// One `axis = type` of an assert_type (\p TypeArg: the written type):
+  /// checks it against what is known and sets the result's type in \p Out.
   void assertOnAxis(const clang::CallExpr *CE, const AxisEntry &E,
-                    const Value &In, Value &Out);
+                    const clang::Expr *TypeArg, const Value &In, Value &Out);
+  /// Global mode: an assert_type of P on \p A of a V known to be sharded
+  /// there (no pending sum, spec §12.2); reports it and returns true.
+  bool checkAssertedPartial(const clang::CallExpr *CE, const AxisEntry &E,
+                            const clang::Expr *TypeArg, const Value &In,
+                            AxisId A, Value &Out);
   Value evalUserCall(const clang::CallExpr *CE,
                      const clang::FunctionDecl *Callee);
   /// Custom autograd functions' apply, raw c10d collectives and
