@@ -37,6 +37,9 @@ enum class ProblemCode : uint8_t {
   AlreadyReduced,    ///< all_reduce / reduce_scatter (src P) of a value that
                      ///< is R or I: it is reduced already (Origins: where;
                      ///< ReducedBefore: by a reducing collective there)
+  NoOpCollective,    ///< a collective's input is not src but has its dst
+                     ///< type already (Dst): the src that accepts it would
+                     ///< make the call a no-op; the repair removes it
   OpType,            ///< core::infer rejected an ordinary tensor op
   InPlace,           ///< core::apply_inplace rejected an in-place op
   MissingMeshAxis,   ///< an operand's declared type lacks a mesh axis
@@ -153,7 +156,7 @@ struct Problem {
   bool ReducedBefore = false;
   /// ReduceAxis: the one other axis on which the value is P.
   std::optional<AxisId> PendingAxis;
-  /// AlreadyReduced: the collective's dst, as written.
+  /// AlreadyReduced, NoOpCollective: the collective's dst, as written.
   std::optional<PerAxisType> Dst;
   Destination Dest; ///< Mismatch
   /// Mismatch of a tuple entry's order (global mode, spec §12.1): the

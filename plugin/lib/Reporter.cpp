@@ -220,6 +220,7 @@ void Reporter::handle(Problem P) {
   case ProblemCode::IllegalCollective:
   case ProblemCode::CollectiveInput:
   case ProblemCode::AlreadyReduced:
+  case ProblemCode::NoOpCollective:
   case ProblemCode::ReduceAxis:
   case ProblemCode::InPlace:
   case ProblemCode::MissingMeshAxis:
@@ -301,6 +302,8 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   }
   if (P.Code == ProblemCode::AlreadyReduced)
     return renderAlreadyReduced(P, D);
+  if (P.Code == ProblemCode::NoOpCollective)
+    return renderNoOpCollective(P, D);
   if (P.Code == ProblemCode::ReduceAxis)
     return renderReduceAxis(P, D);
   D.Text = opMessage(P);
@@ -340,43 +343,67 @@ void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
   // The repair: the input itself when it already has the result type
   // (all_reduce(x, tp, P, R) of an R x), else the conversion that gives
   // the result type without reducing (I -> R, R -> S(k)).
-  const Expr *X = P.Call->getArg(0);
-  const LangOptions &LO = TU.Ctx.getLangOpts();
-  llvm::StringRef XText = Lexer::getSourceText(
-      CharSourceRange::getTokenRange(X->getSourceRange()), SM, LO);
-  if (!isEditableRange(P.Call) || XText.empty())
-    return;
   std::optional<PerAxisType> Result = P.Dst;
   if (!Result)
     return;
-  std::string Replacement;
-  std::string NoteText;
-  if (*Result == Have) {
-    Replacement = XText.str();
-    NoteText = "remove this " + Op + " (" + What + " is " + typeStr(Have) +
-               " already)";
-  } else {
-    std::optional<core::CollectiveCall> Route =
-        core::route_redistribute(Have, *Result);
-    if (!Route)
-      return;
-    Route->expert_mode = false;
-    if (!core::check_arguments(*Route).ok())
-      return;
-    Replacement = opName(Route->op) + "(" + XText.str() + ", " +
-                  axisSpelling(*P.Axis) + ", " + spmdTypeSpelling(Route->src) +
-                  ", " + spmdTypeSpelling(Route->dst) + ")";
-    NoteText = "replace this " + Op + " by " + opName(Route->op) + "(..., " +
-               axisSpelling(*P.Axis) + ", " + spmdTypeSpelling(Route->src) +
-               ", " + spmdTypeSpelling(Route->dst) + "), which makes " + What +
-               " " + typeStr(*Result) + " without reducing it";
-  }
+  if (*Result == Have)
+    return removeCallNote(P, D);
+  llvm::StringRef XText = inputText(P);
+  if (!isEditableRange(P.Call) || XText.empty())
+    return;
+  std::optional<core::CollectiveCall> Route =
+      core::route_redistribute(Have, *Result);
+  if (!Route)
+    return;
+  Route->expert_mode = false;
+  if (!core::check_arguments(*Route).ok())
+    return;
+  std::string Replacement = opName(Route->op) + "(" + XText.str() + ", " +
+                            axisSpelling(*P.Axis) + ", " +
+                            spmdTypeSpelling(Route->src) + ", " +
+                            spmdTypeSpelling(Route->dst) + ")";
+  std::string NoteText = "replace this " + Op + " by " + opName(Route->op) +
+                         "(..., " + axisSpelling(*P.Axis) + ", " +
+                         spmdTypeSpelling(Route->src) + ", " +
+                         spmdTypeSpelling(Route->dst) + "), which makes " +
+                         What + " " + typeStr(*Result) + " without reducing it";
   D.Notes.push_back(
       {P.Call->getBeginLoc(),
        NoteText,
        {FixItHint::CreateReplacement(
            CharSourceRange::getTokenRange(P.Call->getSourceRange()),
            Replacement)}});
+}
+
+llvm::StringRef Reporter::inputText(const Problem &P) const {
+  const Expr *X = P.Call->getArg(0);
+  return Lexer::getSourceText(
+      CharSourceRange::getTokenRange(X->getSourceRange()), SM,
+      TU.Ctx.getLangOpts());
+}
+
+void Reporter::removeCallNote(const Problem &P, Pending &D) const {
+  llvm::StringRef XText = inputText(P);
+  if (!isEditableRange(P.Call) || XText.empty())
+    return;
+  D.Notes.push_back(
+      {P.Call->getBeginLoc(),
+       "remove this " + opName(P.Op) + " (" + describe(P.Subject) + " is " +
+           typeStr(*P.Actual) + " already)",
+       {FixItHint::CreateReplacement(
+           CharSourceRange::getTokenRange(P.Call->getSourceRange()),
+           XText.str())}});
+}
+
+/// A collective whose input already has its dst type: the src that would
+/// accept the input makes it a no-op (reinterpret(x, tp, P, P)), so the
+/// advice is to remove it, not to change src.
+void Reporter::renderNoOpCollective(const Problem &P, Pending &D) {
+  D.Text = opMessage(P) + ": " + describe(P.Subject) + " is " +
+           typeStr(*P.Actual) + " already; remove this " +
+           core::to_string(P.Op);
+  D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+  removeCallNote(P, D);
 }
 
 /// A reduce over an axis where the value is no pending sum, of a value that

@@ -498,6 +498,15 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
     report(std::move(P));
     return;
   }
+  // The input has the call's result type already: the src that accepts it
+  // would make the call a no-op, so the advice is to remove the call.
+  PerAxisType Dst = globalAxis(Axis) ? Call.dst : Call.dst.local();
+  if (Shown == Dst && !core::implied_types(Call.op)) {
+    P.Code = ProblemCode::NoOpCollective;
+    P.Dst = Call.dst;
+    report(std::move(P));
+    return;
+  }
   // A different src would accept this input: offer it when legal.
   core::CollectiveCall Alt = Call;
   Alt.src = Shown;
