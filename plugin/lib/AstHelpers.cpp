@@ -25,6 +25,14 @@ bool isInLibraryNamespace(const Decl *D) {
   return false;
 }
 
+bool isModuleRegistration(const FunctionDecl *FD) {
+  if (!FD || !FD->getIdentifier() ||
+      !(isInTopNamespace(FD, "torch") || isInTopNamespace(FD, "at")))
+    return false;
+  return FD->getName() == "register_parameter" ||
+         FD->getName() == "register_buffer";
+}
+
 bool isSpmdFunction(const FunctionDecl *FD) {
   const auto *NS = dyn_cast<NamespaceDecl>(FD->getDeclContext());
   return NS && NS->getIdentifier() && NS->getName() == "spmd" &&

@@ -24,6 +24,11 @@ bool isInTopNamespace(const clang::Decl *D, llvm::StringRef Name);
 /// user's to annotate: the top-level namespaces std, c10, at, torch, spmd.
 bool isInLibraryNamespace(const clang::Decl *D);
 
+/// Whether \p FD is libtorch's Module::register_parameter or
+/// register_buffer (torch:: or at::): the tensor it returns takes the type
+/// declared for the field it initialises.
+bool isModuleRegistration(const clang::FunctionDecl *FD);
+
 /// Whether \p FD is `spmd::<name>` (the runtime's API).
 bool isSpmdFunction(const clang::FunctionDecl *FD);
 

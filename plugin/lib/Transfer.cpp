@@ -1268,11 +1268,7 @@ bool Transfer::typeStated(const Expr *E, bool AnyVariable) {
       const FunctionDecl *Callee = CE->getDirectCallee();
       // A tensor registered as a module's parameter or buffer takes the
       // type declared for the field it initialises (isFreshParameter).
-      if (Callee && Callee->getIdentifier() &&
-          (isInTopNamespace(Callee, "torch") ||
-           isInTopNamespace(Callee, "at")) &&
-          (Callee->getName() == "register_parameter" ||
-           Callee->getName() == "register_buffer"))
+      if (isModuleRegistration(Callee))
         return true;
       return Callee && isSpmdFunction(Callee) && Callee->getIdentifier() &&
              Callee->getName() == "assert_type" && CE->getNumArgs() > 0 &&
@@ -1379,12 +1375,11 @@ static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
   const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
   if (!F || !F->getIdentifier())
     return false;
-  llvm::StringRef N = F->getName();
-  bool InTorch = isInTopNamespace(F, "torch") || isInTopNamespace(F, "at");
-  if (InTorch && (N == "register_parameter" || N == "register_buffer"))
+  if (isModuleRegistration(F))
     return true;
-  if (InTorch && !isa<CXXMethodDecl>(F)) {
-    core::OpShape S = core::classify_op(N).shape;
+  if ((isInTopNamespace(F, "torch") || isInTopNamespace(F, "at")) &&
+      !isa<CXXMethodDecl>(F)) {
+    core::OpShape S = core::classify_op(F->getName()).shape;
     if (S == core::OpShape::DeterministicFactory ||
         S == core::OpShape::RandomFactory)
       return true;
