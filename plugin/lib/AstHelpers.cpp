@@ -236,6 +236,11 @@ const VarDecl *namedVar(const Expr *E, TypeClassifier &Types) {
   return nullptr;
 }
 
+const BindingDecl *namedBinding(const Expr *E, TypeClassifier &Types) {
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(skipTransparent(E, Types));
+  return DRE ? dyn_cast<BindingDecl>(DRE->getDecl()) : nullptr;
+}
+
 const FieldDecl *namedField(const Expr *E, TypeClassifier &Types) {
   E = skipTransparent(E, Types);
   if (const auto *ME = dyn_cast_or_null<MemberExpr>(E))

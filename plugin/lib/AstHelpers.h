@@ -76,6 +76,9 @@ const clang::Expr *skipTransparent(const clang::Expr *E, TypeClassifier &Types);
 /// The variable an lvalue expression names, if it is a plain variable (a
 /// structured binding of a tuple-like value: its holding variable).
 const clang::VarDecl *namedVar(const clang::Expr *E, TypeClassifier &Types);
+/// The structured binding an expression names (`q` of `auto& [q, k] = e;`).
+const clang::BindingDecl *namedBinding(const clang::Expr *E,
+                                       TypeClassifier &Types);
 /// The field an lvalue expression names (`this->w`, `obj.w`).
 const clang::FieldDecl *namedField(const clang::Expr *E, TypeClassifier &Types);
 

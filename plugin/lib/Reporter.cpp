@@ -166,6 +166,8 @@ std::string Reporter::describe(const Expr *E) const {
     return "'" + VD->getNameAsString() + "'";
   if (const FieldDecl *FD = namedField(E, TU.Types))
     return "'" + FD->getNameAsString() + "'";
+  if (const BindingDecl *BD = namedBinding(E, TU.Types))
+    return "'" + BD->getNameAsString() + "'";
   return "this value";
 }
 
@@ -179,6 +181,8 @@ std::string Reporter::axisSpelling(AxisId A) const {
 const void *Reporter::useKey(const Expr *E) const {
   if (const VarDecl *VD = namedVar(E, TU.Types))
     return VD;
+  if (const BindingDecl *BD = namedBinding(E, TU.Types))
+    return BD;
   return E;
 }
 

@@ -268,7 +268,8 @@ private:
   Value derefIterator(const clang::Expr *It);
   // References: the variable or field a reference variable is bound to.
   struct LValue {
-    const clang::VarDecl *Var = nullptr;
+    /// A variable or an element binding (elementBinding).
+    const clang::ValueDecl *Var = nullptr;
     const clang::FieldDecl *Field = nullptr;
   };
   LValue lvalueOf(const clang::Expr *E);
@@ -475,18 +476,28 @@ private:
   std::optional<Value> evalIndirectCall(const clang::CallExpr *CE);
 
   // Variables.
-  unsigned varIndex(const clang::VarDecl *VD);
-  void setVar(const clang::VarDecl *VD, const Value &V);
+  /// The fact slot of a local: a variable or parameter, or a structured
+  /// binding of an array element or a struct member (elementBinding).
+  unsigned varIndex(const clang::ValueDecl *VD);
+  void setVar(const clang::ValueDecl *VD, const Value &V);
+  /// A structured binding of an array element or of a struct member without
+  /// a declared type (`auto& [q, k] = arr;`): a local that an assignment, an
+  /// in-place update or an assert_type updates, starting from the element's
+  /// type. Null for anything else (a tuple-like binding is its holding
+  /// variable; a binding of a typed member is that member).
+  const clang::BindingDecl *elementBinding(const clang::Expr *E);
+  /// Whether \p BD is such a binding.
+  bool isElementBinding(const clang::BindingDecl *BD);
   /// A by-value parameter of the analysed function (not a reference): its
   /// declared type is the callers' contract at entry; in the body it is a
   /// variable that `=` rebinds, flow-sensitively (docs/plugin.md, "What is
   /// checked"). A reference parameter is the caller's variable: it keeps its
   /// declared type like a declared local.
-  bool isRebindable(const clang::VarDecl *VD);
+  bool isRebindable(const clang::ValueDecl *VD);
   /// Whether the parameter \p VD still has its declared type \p A (and rank)
   /// on this path: an in-place update of it reaches the caller's tensor and
   /// is checked against \p A.
-  bool holdsDeclared(const clang::VarDecl *VD, const TypeAnnotation &A);
+  bool holdsDeclared(const clang::ValueDecl *VD, const TypeAnnotation &A);
   /// The effect of an in-place collective on its input variable.
   void collectiveInPlace(const clang::CallExpr *CE,
                          const core::CollectiveCall &Call, AxisId Axis,
@@ -527,7 +538,7 @@ private:
   };
   llvm::DenseMap<const clang::Expr *, MemoEntry> Memo;
   unsigned MemoVisit = 0;
-  llvm::DenseMap<const clang::VarDecl *, unsigned> VarIndex;
+  llvm::DenseMap<const clang::ValueDecl *, unsigned> VarIndex;
   /// declaredType's answers (for the current layout; setLayout clears it).
   llvm::DenseMap<const clang::ValueDecl *, const TypeAnnotation *>
       DeclaredTypes;

@@ -552,9 +552,11 @@ Value Transfer::evalAssertType(const CallExpr *CE) {
   Value Out = In;
   for (size_t I = 0; I < Asserted.size(); ++I)
     assertOnAxis(CE, Asserted[I], TypeArgs[I], In, Out);
-  if (const VarDecl *VD = namedVar(X, Types))
-    if (Types.isTensor(VD->getType()))
-      setVar(VD, Out);
+  const ValueDecl *VD = namedVar(X, Types);
+  if (!VD)
+    VD = elementBinding(X);
+  if (VD && Types.isTensor(VD->getType()))
+    setVar(VD, Out);
   return Out;
 }
 
