@@ -670,7 +670,7 @@ void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
     Annotation += ", spmd::rank(" + std::to_string(P.SubjectRank) + ")";
   // What is unknown after the call: its result, the tensors it may write.
   std::vector<std::string> Out;
-  if (TU.Types.isTracked(P.Call->getType()))
+  if (P.Call && TU.Types.isTracked(P.Call->getType()))
     Out.push_back("its result");
   std::vector<std::string> Written;
   for (const Expr *W : P.Written)

@@ -397,8 +397,11 @@ Value Transfer::evalConstruct(const CXXConstructExpr *CE) {
     argumentsByParameter(CE, Ctor, Args);
     return callAnnotated(CE, Ctor, Args);
   }
-  if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types))
+  if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types)) {
+    if (!Types.isTracked(CE->getType()))
+      evalOpaqueConstruct(CE); // `Writer w(out);`
     return Value::unknown();
+  }
   if (CE->getNumArgs() == 0 && !Types.isOptionalTensor(CE->getType()))
     return Value::empty(); // `std::vector<Tensor> v;`: filled by pushes
   llvm::SmallVector<const Expr *, 4> Elems;

@@ -227,12 +227,22 @@ private:
   /// no body it analyses, not torch/ATen/c10/std or the runtime's API (a
   /// kernel declared in a header), passed a tensor of known type. The
   /// tensors it may write (non-const references, by value: tensors share
-  /// storage) are unknown after it; in strict mode, when it returns or may
-  /// write a tensor, the call is reported once (opaque-call), and what it
-  /// leaves unknown is not reported again. Nullopt for other calls
-  /// (TransferOpaque.cpp).
+  /// storage, pointers `&t`) are unknown after it; in strict mode, when it
+  /// returns or may write a tensor, the call is reported once (opaque-call),
+  /// and what it leaves unknown is not reported again. Nullopt for other
+  /// calls (TransferOpaque.cpp).
   std::optional<Value> evalOpaqueCall(const clang::CallExpr *CE,
                                       const clang::FunctionDecl *Callee);
+  /// The same for a constructor of a class the checker does not model
+  /// (`Writer w(out);` with a `Tensor&` parameter): no result to type.
+  void evalOpaqueConstruct(const clang::CXXConstructExpr *CE);
+  /// The shared part: \p Call (a call or a construction) of \p Callee with
+  /// the arguments \p Args by parameter index; \p Returns: whether it
+  /// returns a tracked value.
+  std::optional<Value> opaqueCall(const clang::Expr *Call,
+                                  const clang::FunctionDecl *Callee,
+                                  llvm::ArrayRef<const clang::Expr *> Args,
+                                  bool Returns);
   /// A call (a CallExpr or a constructor's CXXConstructExpr) checked and
   /// typed against \p Callee's annotations, with the tensor arguments \p Args
   /// by parameter index (null: not a tracked value, or nothing to check).

@@ -36,14 +36,26 @@ bool mayWriteByType(const ParmVarDecl *P, TypeClassifier &Types) {
   QualType T = P->getType();
   if (const auto *R = T->getAs<ReferenceType>())
     T = R->getPointeeType();
+  else if (const auto *Ptr = T->getAs<PointerType>())
+    T = Ptr->getPointeeType(); // `Tensor* out`: written through
   return !T.isConstQualified() && Types.isTracked(T);
 }
 
-/// Whether \p E names the parameter \p P (through casts and parentheses).
+/// Whether \p E names the parameter \p P (through casts and parentheses),
+/// or what it points to (`*p`).
 bool namesParam(const Expr *E, const ParmVarDecl *P) {
-  const auto *DRE =
-      E ? dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()) : nullptr;
+  E = E ? E->IgnoreParenImpCasts() : nullptr;
+  if (const auto *UO = dyn_cast_or_null<UnaryOperator>(E);
+      UO && UO->getOpcode() == UO_Deref)
+    E = UO->getSubExpr()->IgnoreParenImpCasts();
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E);
   return DRE && DRE->getDecl() == P;
+}
+
+/// The tensor \p A hands over to a pointer parameter: `t` of `&t`.
+const Expr *addressed(const Expr *A) {
+  const auto *UO = dyn_cast<UnaryOperator>(A->IgnoreParenImpCasts());
+  return UO && UO->getOpcode() == UO_AddrOf ? UO->getSubExpr() : nullptr;
 }
 
 /// Whether the name of an op writes its first tensor: libtorch's in-place
@@ -88,7 +100,8 @@ bool bodyWrites(const Stmt *S, const ParmVarDecl *P, TypeClassifier &Types) {
   if (const auto *DS = dyn_cast<DeclStmt>(S))
     for (const Decl *D : DS->decls())
       if (const auto *VD = dyn_cast<VarDecl>(D))
-        if (VD->getType()->isReferenceType() &&
+        if ((VD->getType()->isReferenceType() ||
+             VD->getType()->isPointerType()) &&
             !VD->getType()->getPointeeType().isConstQualified() &&
             namesParam(VD->getInit(), P))
           return true;
@@ -138,7 +151,7 @@ bool seenThrough(TUContext &TU, const FunctionDecl *Callee,
 /// passed to \p Callee at \p CE, with its known type per axis (S(k) where
 /// the shard dim is known) and rank for the suggested annotation, and the
 /// variables \p Lost that are unknown after the call.
-Problem opaqueProblem(const CallExpr *CE, const FunctionDecl *Callee,
+Problem opaqueProblem(const Expr *CE, const FunctionDecl *Callee,
                       const Expr *Typed, unsigned Index, const Value &V,
                       llvm::ArrayRef<const Expr *> Lost) {
   Problem P;
@@ -147,7 +160,7 @@ Problem opaqueProblem(const CallExpr *CE, const FunctionDecl *Callee,
   P.Loc = CE->getExprLoc();
   P.Range = CE->getSourceRange();
   P.Subject = Typed;
-  P.Call = CE;
+  P.Call = dyn_cast<CallExpr>(CE); // null for a constructor
   P.Dest.Kind = Destination::Argument;
   P.Dest.Callee = Callee;
   P.Dest.ParamIndex = Index;
@@ -181,6 +194,22 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
     }
   llvm::SmallVector<const Expr *, 4> Args;
   argumentsByParameter(CE, Callee, Args);
+  return opaqueCall(CE, Callee, Args, Types.isTracked(CE->getType()));
+}
+
+void Transfer::evalOpaqueConstruct(const CXXConstructExpr *CE) {
+  const CXXConstructorDecl *Ctor = CE->getConstructor();
+  if (!Ctor || isLibraryFunction(Ctor) || Types.isTracked(CE->getType()))
+    return;
+  llvm::SmallVector<const Expr *, 4> Args;
+  argumentsByParameter(CE, Ctor, Args);
+  (void)opaqueCall(CE, Ctor, Args, /*Returns=*/false);
+}
+
+std::optional<Value> Transfer::opaqueCall(const Expr *CE,
+                                          const FunctionDecl *Callee,
+                                          llvm::ArrayRef<const Expr *> Args,
+                                          bool Returns) {
   const Expr *Typed = nullptr;
   unsigned TypedIndex = 0;
   llvm::SmallVector<const Expr *, 2> Written;
@@ -189,6 +218,9 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
     if (!A || isa<CXXDefaultArgExpr>(A) || isEmptyOptional(A, Types))
       continue;
     A = seeThroughOptional(A, Types);
+    // `kernel(&out)`: the pointer parameter reaches `out`.
+    if (const Expr *T = addressed(A))
+      A = T;
     if (!Types.isTracked(A->getType()))
       continue;
     if (!Typed && eval(A).hasKnownAxis()) {
@@ -201,7 +233,6 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
   // Nothing typed goes in (what it writes is unknown already), or it only
   // reads: its result, if any, is an unannotated call's (unannotatedResult
   // reports it where it is first used, unless its type is stated first).
-  bool Returns = Types.isTracked(CE->getType());
   if (!Typed || Written.empty())
     return std::nullopt;
   if (seenThrough(TU, Callee, Types))

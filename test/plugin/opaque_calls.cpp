@@ -171,3 +171,67 @@ Tensor visible_bodies(SPMD_TYPE(tp = P) const Tensor& y) {
   fill_out(c, y); // strict-warning {{call of 'fill_out'}}
   return a;
 }
+
+// --- pointers and constructors --------------------------------------------
+
+// A `Tensor*` parameter is written through like a `Tensor&` (`kernel(&out)`);
+// a `const Tensor*` one is read. A visible body that only reads through the
+// pointer leaves the tensor as it was.
+void ptr_kernel(Tensor* out, const Tensor& q);
+void const_ptr_kernel(const Tensor* out, const Tensor& q);
+void scale_through(Tensor* out) { out->mul_(2.0); }
+void size_through(Tensor* out) { auto n = out->size(0); }
+
+SPMD_TYPE(tp = R)
+Tensor pointer_written(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  ptr_kernel(&out, q); // strict-warning {{call of 'ptr_kernel', which has no SPMD annotation and no body the checker analyses, with 'out' of type {tp: V}: the types it expects are not checked, and 'out' (which it may write) is unknown after the call}}
+  return out; // unknown now: no stale V
+}
+
+SPMD_TYPE(tp = R)
+Tensor pointer_bodies(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto a = torch::zeros_like(q);
+  scale_through(&a); // strict-warning {{call of 'scale_through'}}
+  auto b = torch::zeros_like(q);
+  size_through(&b);
+  return b; // both-error {{returned value has type V on axis 'tp', but 'pointer_bodies' is declared to return R there}}
+}
+
+SPMD_TYPE(tp = R)
+Tensor const_pointer_read(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  const_ptr_kernel(&out, q);
+  return out; // both-error {{returned value has type V on axis 'tp', but 'const_pointer_read' is declared to return R there}}
+}
+
+// A constructor of a class the checker does not model, taking a non-const
+// `Tensor&`, may write it (at once; a write later through a reference it
+// keeps, in a method call, is not seen).
+struct OutWriter {
+  OutWriter(Tensor& out, const Tensor& q);
+  void run();
+};
+struct QReader {
+  QReader(const Tensor& q);
+};
+struct Keeps {
+  Keeps(Tensor t) : t_(t) {}
+  Tensor t_;
+};
+
+SPMD_TYPE(tp = R)
+Tensor constructor_written(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  OutWriter w(out, q); // strict-warning {{call of 'OutWriter::OutWriter', which has no SPMD annotation and no body the checker analyses, with 'out' of type {tp: V}: the types it expects are not checked, and 'out' (which it may write) is unknown after the call}}
+  w.run();
+  return out;
+}
+
+SPMD_TYPE(tp = R)
+Tensor constructor_reads(SPMD_TYPE(tp = V) const Tensor& q) {
+  QReader r(q);
+  auto out = torch::zeros_like(q);
+  Keeps k(out); // a visible constructor that only copies it
+  return out; // both-error {{returned value has type V on axis 'tp', but 'constructor_reads' is declared to return R there}}
+}
