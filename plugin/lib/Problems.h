@@ -171,6 +171,9 @@ struct Problem {
   llvm::SmallVector<std::pair<AxisId, PerAxisType>, 2> SubjectType;
   int SubjectRank = -1;
   llvm::SmallVector<const clang::Expr *, 2> Written;
+  /// OpaqueCall through a function pointer or std::function whose target is
+  /// unknown (Dest.Callee null): the callable expression.
+  const clang::Expr *Callable = nullptr;
   /// UnknownLayout: each flag whose value is unknown at the call, with the
   /// constructor argument that sets it when that is not a constant (else an
   /// invalid location); Instance: the member or local the call runs on.

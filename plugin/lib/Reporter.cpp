@@ -658,8 +658,9 @@ void Reporter::renderRawC10d(const Problem &P, Pending &D) {
 }
 
 void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
-  const FunctionDecl *Callee = P.Dest.Callee;
-  std::string Name = "'" + Callee->getQualifiedNameAsString() + "'";
+  const FunctionDecl *Callee = P.Dest.Callee; // null: an indirect call
+  std::string Name = Callee ? "'" + Callee->getQualifiedNameAsString() + "'"
+                            : describe(P.Callable);
   std::string Type, Annotation;
   for (const auto &[A, T] : P.SubjectType) {
     Type += (Type.empty() ? "" : ", ") + axisName(A) + ": " + typeStr(T);
@@ -690,12 +691,20 @@ void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
     Lost = ", and " + (Out.size() == 2 ? Out[0] + " and " + Out[1] : Out[0]) +
            (Out.size() == 2 || Written.size() > 1 ? " are" : " is") +
            " unknown after the call";
-  D.Text = "call of " + Name +
-           ", which has no SPMD annotation and no body the checker analyses, "
-           "with " +
-           describe(P.Subject) + " of type {" + Type +
+  D.Text = (Callee ? "call of " + Name +
+                         ", which has no SPMD annotation and no body the "
+                         "checker analyses, "
+                   : "call through " + Name +
+                         ", whose target the checker cannot tell, ") +
+           "with " + describe(P.Subject) + " of type {" + Type +
            "}: the types it expects are not checked" + Lost +
-           "; annotate its declaration with [[spmd::type(...)]]";
+           (Callee ? "; annotate its declaration with [[spmd::type(...)]]"
+                   : "; let it hold one annotated function (a local never "
+                     "reassigned, or a member every constructor sets to the "
+                     "same function), or annotate the member with "
+                     "[[spmd::op(kind)]]");
+  if (!Callee)
+    return; // no declaration to show the annotation at
   const ParmVarDecl *Param = P.Dest.ParamIndex < Callee->getNumParams()
                                  ? Callee->getParamDecl(P.Dest.ParamIndex)
                                  : nullptr;

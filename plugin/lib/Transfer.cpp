@@ -844,8 +844,8 @@ Resolved:
   if (Holder)
     if (std::optional<core::OpClass> C = TU.Table.opClassOfCallable(Holder))
       return evalTensorOp(CE, Holder->getNameAsString(), nullptr, Args, C);
-  if (!Target)
-    return std::nullopt;
+  if (!Target) // what it may write: by the prototype's parameter types
+    return evalOpaqueIndirect(CE);
   if (!TU.Table.resultOf(Target))
     if (std::optional<core::OpClass> C = TU.Table.opClassOf(Target))
       return evalTensorOp(CE, Target->getNameAsString(), nullptr, Args, *C);
@@ -854,7 +854,8 @@ Resolved:
   if (Target->getIdentifier() &&
       (isInTopNamespace(Target, "at") || isInTopNamespace(Target, "torch")))
     return evalTensorOp(CE, Target->getName().str(), nullptr, Args);
-  return std::nullopt;
+  // A function the checker cannot see through, as if called directly.
+  return opaqueCall(CE, Target, Args, Types.isTracked(CE->getType()));
 }
 
 /// Calls that build, read or assign containers of tensors.

@@ -236,13 +236,19 @@ private:
   /// The same for a constructor of a class the checker does not model
   /// (`Writer w(out);` with a `Tensor&` parameter): no result to type.
   void evalOpaqueConstruct(const clang::CXXConstructExpr *CE);
+  /// The same for a call through a function pointer or a std::function
+  /// whose target evalIndirectCall cannot tell: what it may write is read
+  /// from the prototype's parameter types.
+  std::optional<Value> evalOpaqueIndirect(const clang::CallExpr *CE);
   /// The shared part: \p Call (a call or a construction) of \p Callee with
   /// the arguments \p Args by parameter index; \p Returns: whether it
-  /// returns a tracked value.
-  std::optional<Value> opaqueCall(const clang::Expr *Call,
-                                  const clang::FunctionDecl *Callee,
-                                  llvm::ArrayRef<const clang::Expr *> Args,
-                                  bool Returns);
+  /// returns a tracked value. An indirect call has no \p Callee: \p Proto
+  /// gives its parameter types and \p Callable is what it calls through.
+  std::optional<Value>
+  opaqueCall(const clang::Expr *Call, const clang::FunctionDecl *Callee,
+             llvm::ArrayRef<const clang::Expr *> Args, bool Returns,
+             const clang::FunctionProtoType *Proto = nullptr,
+             const clang::Expr *Callable = nullptr);
   /// A call (a CallExpr or a constructor's CXXConstructExpr) checked and
   /// typed against \p Callee's annotations, with the tensor arguments \p Args
   /// by parameter index (null: not a tracked value, or nothing to check).

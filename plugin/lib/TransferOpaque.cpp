@@ -32,8 +32,7 @@ bool isLibraryFunction(const FunctionDecl *FD) {
 /// non-const value (libtorch tensors share their storage). A const reference
 /// is read-only by convention: libtorch's in-place methods are const, but a
 /// kernel's outputs are non-const `Tensor&`, as ATen's out= arguments are.
-bool mayWriteByType(const ParmVarDecl *P, TypeClassifier &Types) {
-  QualType T = P->getType();
+bool mayWriteByType(QualType T, TypeClassifier &Types) {
   if (const auto *R = T->getAs<ReferenceType>())
     T = R->getPointeeType();
   else if (const auto *Ptr = T->getAs<PointerType>())
@@ -91,9 +90,10 @@ bool bodyWrites(const Stmt *S, const ParmVarDecl *P, TypeClassifier &Types) {
         continue;
       if (!F)
         return true; // an unknown callee: it may write
-      if (isLibraryFunction(F) ? writingName(F)
-                               : (I < F->getNumParams() &&
-                                  mayWriteByType(F->getParamDecl(I), Types)))
+      if (isLibraryFunction(F)
+              ? writingName(F)
+              : (I < F->getNumParams() &&
+                 mayWriteByType(F->getParamDecl(I)->getType(), Types)))
         return true;
     }
   }
@@ -116,7 +116,7 @@ bool bodyWrites(const Stmt *S, const ParmVarDecl *P, TypeClassifier &Types) {
 /// body writes it (a helper that takes `Tensor x` by value and reads it
 /// leaves the caller's tensor as it was).
 bool mayWrite(TUContext &TU, const ParmVarDecl *P, TypeClassifier &Types) {
-  if (!mayWriteByType(P, Types))
+  if (!mayWriteByType(P->getType(), Types))
     return false;
   const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
   const FunctionDecl *Def = nullptr;
@@ -206,10 +206,12 @@ void Transfer::evalOpaqueConstruct(const CXXConstructExpr *CE) {
   (void)opaqueCall(CE, Ctor, Args, /*Returns=*/false);
 }
 
-std::optional<Value> Transfer::opaqueCall(const Expr *CE,
-                                          const FunctionDecl *Callee,
-                                          llvm::ArrayRef<const Expr *> Args,
-                                          bool Returns) {
+std::optional<Value>
+Transfer::opaqueCall(const Expr *CE, const FunctionDecl *Callee,
+                     llvm::ArrayRef<const Expr *> Args, bool Returns,
+                     const FunctionProtoType *Proto, const Expr *Callable) {
+  if (Callee && isLibraryFunction(Callee))
+    return std::nullopt;
   const Expr *Typed = nullptr;
   unsigned TypedIndex = 0;
   llvm::SmallVector<const Expr *, 2> Written;
@@ -227,7 +229,10 @@ std::optional<Value> Transfer::opaqueCall(const Expr *CE,
       Typed = A;
       TypedIndex = I;
     }
-    if (mayWrite(TU, Callee->getParamDecl(I), Types))
+    // An indirect call has no body to look into: its parameter's type says
+    // what it may write.
+    if (Callee ? mayWrite(TU, Callee->getParamDecl(I), Types)
+               : mayWriteByType(Proto->getParamType(I), Types))
       Written.push_back(A);
   }
   // Nothing typed goes in (what it writes is unknown already), or it only
@@ -235,7 +240,7 @@ std::optional<Value> Transfer::opaqueCall(const Expr *CE,
   // reports it where it is first used, unless its type is stated first).
   if (!Typed || Written.empty())
     return std::nullopt;
-  if (seenThrough(TU, Callee, Types))
+  if (Callee && seenThrough(TU, Callee, Types))
     return std::nullopt;
 
   // What strict mode reports here is not reported again where it is used.
@@ -251,9 +256,53 @@ std::optional<Value> Transfer::opaqueCall(const Expr *CE,
       Lost.push_back(W);
     }
   }
-  if (Reported && reporting(DiagKind::OpaqueCall))
-    report(opaqueProblem(CE, Callee, Typed, TypedIndex, eval(Typed), Lost));
+  if (Reported && reporting(DiagKind::OpaqueCall)) {
+    Problem P = opaqueProblem(CE, Callee, Typed, TypedIndex, eval(Typed), Lost);
+    P.Callable = Callable;
+    report(std::move(P));
+  }
   return Returns ? Out : Value::unknown();
+}
+
+/// The prototype an indirect call goes through, with the index of its first
+/// argument (1 for `fn(x)` on a std::function, whose argument 0 is `fn`), or
+/// null when \p CE is not an indirect call.
+static const FunctionProtoType *indirectPrototype(const CallExpr *CE,
+                                                  unsigned &First) {
+  First = 0;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(CE)) {
+    const CXXRecordDecl *RD =
+        Op->getOperator() == OO_Call && Op->getNumArgs() > 0
+            ? Op->getArg(0)->getType()->getAsCXXRecordDecl()
+            : nullptr;
+    const auto *M = dyn_cast_or_null<CXXMethodDecl>(CE->getDirectCallee());
+    if (!RD || !M || !RD->isInStdNamespace() || !RD->getIdentifier() ||
+        RD->getName() != "function")
+      return nullptr;
+    First = 1;
+    return M->getType()->getAs<FunctionProtoType>();
+  }
+  if (CE->getDirectCallee())
+    return nullptr;
+  QualType T = CE->getCallee()->IgnoreParenImpCasts()->getType();
+  if (const auto *P = T->getAs<PointerType>())
+    T = P->getPointeeType();
+  else if (const auto *R = T->getAs<ReferenceType>())
+    T = R->getPointeeType();
+  return T->getAs<FunctionProtoType>();
+}
+
+std::optional<Value> Transfer::evalOpaqueIndirect(const CallExpr *CE) {
+  unsigned First = 0;
+  const FunctionProtoType *Proto = indirectPrototype(CE, First);
+  if (!Proto)
+    return std::nullopt;
+  llvm::SmallVector<const Expr *, 4> Args;
+  for (unsigned I = 0; I < Proto->getNumParams(); ++I)
+    Args.push_back(I + First < CE->getNumArgs() ? CE->getArg(I + First)
+                                                : nullptr);
+  return opaqueCall(CE, nullptr, Args, Types.isTracked(CE->getType()), Proto,
+                    First ? CE->getArg(0) : CE->getCallee());
 }
 
 } // namespace spmd::plugin

@@ -4,14 +4,17 @@
 // known type and returns or may write a tensor is reported once, at the call
 // (opaque-call); in every mode the tensors it may write (non-const
 // references, by value) are unknown after it, and strict mode does not
-// report them again. Not reported: annotated callees, bodies the checker
-// analyses, torch/std functions, calls that only read, untyped arguments.
+// report them again. Constructors, `Tensor*` parameters given `&t` and calls
+// through a function pointer or std::function of unknown target are such
+// calls too. Not reported: annotated callees, bodies the checker analyses,
+// torch/std functions, calls that only read, untyped arguments.
 // RUN-PLUGIN: -Xclang -verify=strict,both -Xclang -verify-ignore-unexpected=note -fplugin-arg-spmd-check-strict
 // RUN-PLUGIN: -Xclang -verify=strict,both,global -Xclang -verify-ignore-unexpected=note -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-global
 // RUN-PLUGIN: -Xclang -verify=both -Xclang -verify-ignore-unexpected=note
 #include "Inputs/prelude.h"
 
 #include <utility>
+#include <functional>
 
 // Kernels of another library: only declared.
 void attn_kernel(Tensor& out, const Tensor& q, const Tensor& k); // #attn
@@ -234,4 +237,56 @@ Tensor constructor_reads(SPMD_TYPE(tp = V) const Tensor& q) {
   auto out = torch::zeros_like(q);
   Keeps k(out); // a visible constructor that only copies it
   return out; // both-error {{returned value has type V on axis 'tp', but 'constructor_reads' is declared to return R there}}
+}
+
+// --- indirect calls whose target is unknown ---------------------------------
+
+// A function pointer or std::function that may hold any function: what it
+// may write is read from its parameter types (indirect_calls.cpp: targets the
+// checker resolves are checked instead).
+void fill_a(Tensor& out, const Tensor& q);
+void fill_b(Tensor& out, const Tensor& q);
+void read_a(const Tensor& out, const Tensor& q);
+
+SPMD_TYPE(tp = R)
+Tensor through_pointer_param(void (*fill)(Tensor&, const Tensor&),
+                             SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  fill(out, q); // strict-warning {{call through 'fill', whose target the checker cannot tell, with 'out' of type {tp: V}: the types it expects are not checked, and 'out' (which it may write) is unknown after the call; let it hold one annotated function}}
+  return out;
+}
+
+SPMD_TYPE(tp = R)
+Tensor through_reassigned(SPMD_TYPE(tp = V) const Tensor& q, bool b) {
+  std::function<void(Tensor&, const Tensor&)> fill = fill_a;
+  if (b)
+    fill = fill_b;
+  auto out = torch::zeros_like(q);
+  fill(out, q); // strict-warning {{call through 'fill', whose target the checker cannot tell}}
+  return out;
+}
+
+SPMD_TYPE(tp = R)
+Tensor through_reader(void (*read)(const Tensor&, const Tensor&),
+                      SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  read(out, q); // only reads: not reported, 'out' keeps its type
+  return out; // both-error {{returned value has type V on axis 'tp', but 'through_reader' is declared to return R there}}
+}
+
+// A pointer given &t.
+SPMD_TYPE(tp = R)
+Tensor through_pointer_out(void (*fill)(Tensor*), SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  fill(&out); // strict-warning {{call through 'fill'}}
+  return out;
+}
+
+// A target the checker resolves but cannot see through: as a direct call.
+SPMD_TYPE(tp = R)
+Tensor through_resolved(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto fill = &fill_a;
+  auto out = torch::zeros_like(q);
+  fill(out, q); // strict-warning {{call of 'fill_a', which has no SPMD annotation and no body the checker analyses, with 'out' of type {tp: V}}}
+  return out;
 }
