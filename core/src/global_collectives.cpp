@@ -198,6 +198,23 @@ Status check_asserted_shard_dim(std::string_view axis, long have, long asserted,
   return e;
 }
 
+Status check_asserted_partial(std::string_view axis, long have) {
+  const std::string a(axis);
+  const std::string d = std::to_string(have);
+  TypeError e =
+      error(ErrorKind::SpmdTypeError,
+            "it is sharded on dim " + d + ": a shard is not a pending sum", a,
+            "assert what it is (" + a + " = " + S_text(have) +
+                "), or gather it along dim " + d + " first (" +
+                gather_fix(axis, have) +
+                "); a value is P only where its producer makes it "
+                "one, e.g. a contraction over a dim sharded on "
+                "both operands");
+  e.expected = "P";
+  e.actual = S_text(have);
+  return e;
+}
+
 TypeError shard_loss(ShardLossReason why, std::string_view op,
                      std::string_view axis, std::size_t operand, long dim) {
   const std::string arg = "args[" + std::to_string(operand) + "]";

@@ -36,6 +36,13 @@ bool isInLibraryNamespace(const Decl *D) {
   return isLibraryNamespaceName(topNamespaceName(D));
 }
 
+bool isModuleRegistration(const FunctionDecl *FD) {
+  if (!FD || !FD->getIdentifier() || !isInTorchNamespace(FD))
+    return false;
+  return FD->getName() == "register_parameter" ||
+         FD->getName() == "register_buffer";
+}
+
 bool isSpmdFunction(const FunctionDecl *FD) {
   const auto *NS = dyn_cast<NamespaceDecl>(FD->getDeclContext());
   return NS && NS->getIdentifier() && NS->getName() == "spmd" &&
@@ -254,6 +261,11 @@ const VarDecl *namedVar(const Expr *E, TypeClassifier &Types) {
     return dyn_cast<VarDecl>(DRE->getDecl());
   }
   return nullptr;
+}
+
+const BindingDecl *namedBinding(const Expr *E, TypeClassifier &Types) {
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(skipTransparent(E, Types));
+  return DRE ? dyn_cast<BindingDecl>(DRE->getDecl()) : nullptr;
 }
 
 const FieldDecl *namedField(const Expr *E, TypeClassifier &Types) {

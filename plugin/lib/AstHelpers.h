@@ -36,6 +36,11 @@ bool isLibraryNamespaceName(llvm::StringRef NS);
 /// user's to annotate: the top-level namespaces std, c10, at, torch, spmd.
 bool isInLibraryNamespace(const clang::Decl *D);
 
+/// Whether \p FD is libtorch's Module::register_parameter or
+/// register_buffer (torch:: or at::): the tensor it returns takes the type
+/// declared for the field it initialises.
+bool isModuleRegistration(const clang::FunctionDecl *FD);
+
 /// Whether \p FD is `spmd::<name>` (the runtime's API).
 bool isSpmdFunction(const clang::FunctionDecl *FD);
 
@@ -88,6 +93,9 @@ const clang::Expr *skipTransparent(const clang::Expr *E, TypeClassifier &Types);
 /// The variable an lvalue expression names, if it is a plain variable (a
 /// structured binding of a tuple-like value: its holding variable).
 const clang::VarDecl *namedVar(const clang::Expr *E, TypeClassifier &Types);
+/// The structured binding an expression names (`q` of `auto& [q, k] = e;`).
+const clang::BindingDecl *namedBinding(const clang::Expr *E,
+                                       TypeClassifier &Types);
 /// The field an lvalue expression names (`this->w`, `obj.w`).
 const clang::FieldDecl *namedField(const clang::Expr *E, TypeClassifier &Types);
 

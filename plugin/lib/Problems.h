@@ -37,6 +37,9 @@ enum class ProblemCode : uint8_t {
   AlreadyReduced,    ///< all_reduce / reduce_scatter (src P) of a value that
                      ///< is R or I: it is reduced already (Origins: where;
                      ///< ReducedBefore: by a reducing collective there)
+  NoOpCollective,    ///< a collective's input is not src but has its dst
+                     ///< type already (Dst): the src that accepts it would
+                     ///< make the call a no-op; the repair removes it
   OpType,            ///< core::infer rejected an ordinary tensor op
   InPlace,           ///< core::apply_inplace rejected an in-place op
   MissingMeshAxis,   ///< an operand's declared type lacks a mesh axis
@@ -44,6 +47,9 @@ enum class ProblemCode : uint8_t {
   AssertMismatch,    ///< spmd::assert_type contradicts the known type
   AssertShardDim,    ///< global mode: assert_type names another shard dim
                      ///< (Expected S(k)) than the known one (Actual S(j))
+  AssertPartial,     ///< global mode: assert_type says P of a V known to
+                     ///< be sharded (Actual S(d)): a shard is no pending
+                     ///< sum (SrcArg: the asserted type, as written)
   ReduceAxis,        ///< a reduce (src P) on Axis of a value that is no
                      ///< pending sum there (Actual) but is P on PendingAxis:
                      ///< the wrong axis (Origins: P's, then Actual's)
@@ -142,14 +148,15 @@ struct Problem {
   /// reduce onto the operand instead of adding a second one.
   const clang::CallExpr *MovedReduce = nullptr;
   /// CollectiveInput: the src argument, to be replaced by Actual (null when
-  /// no other src would be legal).
+  /// no other src would be legal). AssertPartial: the asserted type, to be
+  /// replaced by Actual (null when it is not editable).
   const clang::Expr *SrcArg = nullptr;
   /// AlreadyReduced: the origin of the input's type is a collective that
   /// reduced a pending sum (the first reduce).
   bool ReducedBefore = false;
   /// ReduceAxis: the one other axis on which the value is P.
   std::optional<AxisId> PendingAxis;
-  /// AlreadyReduced: the collective's dst, as written.
+  /// AlreadyReduced, NoOpCollective: the collective's dst, as written.
   std::optional<PerAxisType> Dst;
   Destination Dest; ///< Mismatch
   /// Mismatch of a tuple entry's order (global mode, spec §12.1): the
@@ -164,6 +171,9 @@ struct Problem {
   llvm::SmallVector<std::pair<AxisId, PerAxisType>, 2> SubjectType;
   int SubjectRank = -1;
   llvm::SmallVector<const clang::Expr *, 2> Written;
+  /// OpaqueCall through a function pointer or std::function whose target is
+  /// unknown (Dest.Callee null): the callable expression.
+  const clang::Expr *Callable = nullptr;
   /// UnknownLayout: each flag whose value is unknown at the call, with the
   /// constructor argument that sets it when that is not a constant (else an
   /// invalid location); Instance: the member or local the call runs on.

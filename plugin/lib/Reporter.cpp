@@ -166,6 +166,8 @@ std::string Reporter::describe(const Expr *E) const {
     return "'" + VD->getNameAsString() + "'";
   if (const FieldDecl *FD = namedField(E, TU.Types))
     return "'" + FD->getNameAsString() + "'";
+  if (const BindingDecl *BD = namedBinding(E, TU.Types))
+    return "'" + BD->getNameAsString() + "'";
   return "this value";
 }
 
@@ -179,6 +181,8 @@ std::string Reporter::axisSpelling(AxisId A) const {
 const void *Reporter::useKey(const Expr *E) const {
   if (const VarDecl *VD = namedVar(E, TU.Types))
     return VD;
+  if (const BindingDecl *BD = namedBinding(E, TU.Types))
+    return BD;
   return E;
 }
 
@@ -220,6 +224,7 @@ void Reporter::handle(Problem P) {
   case ProblemCode::IllegalCollective:
   case ProblemCode::CollectiveInput:
   case ProblemCode::AlreadyReduced:
+  case ProblemCode::NoOpCollective:
   case ProblemCode::ReduceAxis:
   case ProblemCode::InPlace:
   case ProblemCode::MissingMeshAxis:
@@ -233,6 +238,7 @@ void Reporter::handle(Problem P) {
     break;
   case ProblemCode::AssertMismatch:
   case ProblemCode::AssertShardDim:
+  case ProblemCode::AssertPartial:
     renderAssert(P, D);
     break;
   case ProblemCode::RawC10d:
@@ -300,6 +306,8 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   }
   if (P.Code == ProblemCode::AlreadyReduced)
     return renderAlreadyReduced(P, D);
+  if (P.Code == ProblemCode::NoOpCollective)
+    return renderNoOpCollective(P, D);
   if (P.Code == ProblemCode::ReduceAxis)
     return renderReduceAxis(P, D);
   D.Text = opMessage(P);
@@ -339,43 +347,67 @@ void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
   // The repair: the input itself when it already has the result type
   // (all_reduce(x, tp, P, R) of an R x), else the conversion that gives
   // the result type without reducing (I -> R, R -> S(k)).
-  const Expr *X = P.Call->getArg(0);
-  const LangOptions &LO = TU.Ctx.getLangOpts();
-  llvm::StringRef XText = Lexer::getSourceText(
-      CharSourceRange::getTokenRange(X->getSourceRange()), SM, LO);
-  if (!isEditableRange(P.Call) || XText.empty())
-    return;
   std::optional<PerAxisType> Result = P.Dst;
   if (!Result)
     return;
-  std::string Replacement;
-  std::string NoteText;
-  if (*Result == Have) {
-    Replacement = XText.str();
-    NoteText = "remove this " + Op + " (" + What + " is " + typeStr(Have) +
-               " already)";
-  } else {
-    std::optional<core::CollectiveCall> Route =
-        core::route_redistribute(Have, *Result);
-    if (!Route)
-      return;
-    Route->expert_mode = false;
-    if (!core::check_arguments(*Route).ok())
-      return;
-    Replacement = opName(Route->op) + "(" + XText.str() + ", " +
-                  axisSpelling(*P.Axis) + ", " + spmdTypeSpelling(Route->src) +
-                  ", " + spmdTypeSpelling(Route->dst) + ")";
-    NoteText = "replace this " + Op + " by " + opName(Route->op) + "(..., " +
-               axisSpelling(*P.Axis) + ", " + spmdTypeSpelling(Route->src) +
-               ", " + spmdTypeSpelling(Route->dst) + "), which makes " + What +
-               " " + typeStr(*Result) + " without reducing it";
-  }
+  if (*Result == Have)
+    return removeCallNote(P, D);
+  llvm::StringRef XText = inputText(P);
+  if (!isEditableRange(P.Call) || XText.empty())
+    return;
+  std::optional<core::CollectiveCall> Route =
+      core::route_redistribute(Have, *Result);
+  if (!Route)
+    return;
+  Route->expert_mode = false;
+  if (!core::check_arguments(*Route).ok())
+    return;
+  std::string Replacement = opName(Route->op) + "(" + XText.str() + ", " +
+                            axisSpelling(*P.Axis) + ", " +
+                            spmdTypeSpelling(Route->src) + ", " +
+                            spmdTypeSpelling(Route->dst) + ")";
+  std::string NoteText = "replace this " + Op + " by " + opName(Route->op) +
+                         "(..., " + axisSpelling(*P.Axis) + ", " +
+                         spmdTypeSpelling(Route->src) + ", " +
+                         spmdTypeSpelling(Route->dst) + "), which makes " +
+                         What + " " + typeStr(*Result) + " without reducing it";
   D.Notes.push_back(
       {P.Call->getBeginLoc(),
        NoteText,
        {FixItHint::CreateReplacement(
            CharSourceRange::getTokenRange(P.Call->getSourceRange()),
            Replacement)}});
+}
+
+llvm::StringRef Reporter::inputText(const Problem &P) const {
+  const Expr *X = P.Call->getArg(0);
+  return Lexer::getSourceText(
+      CharSourceRange::getTokenRange(X->getSourceRange()), SM,
+      TU.Ctx.getLangOpts());
+}
+
+void Reporter::removeCallNote(const Problem &P, Pending &D) const {
+  llvm::StringRef XText = inputText(P);
+  if (!isEditableRange(P.Call) || XText.empty())
+    return;
+  D.Notes.push_back(
+      {P.Call->getBeginLoc(),
+       "remove this " + opName(P.Op) + " (" + describe(P.Subject) + " is " +
+           typeStr(*P.Actual) + " already)",
+       {FixItHint::CreateReplacement(
+           CharSourceRange::getTokenRange(P.Call->getSourceRange()),
+           XText.str())}});
+}
+
+/// A collective whose input already has its dst type: the src that would
+/// accept the input makes it a no-op (reinterpret(x, tp, P, P)), so the
+/// advice is to remove it, not to change src.
+void Reporter::renderNoOpCollective(const Problem &P, Pending &D) {
+  D.Text = opMessage(P) + ": " + describe(P.Subject) + " is " +
+           typeStr(*P.Actual) + " already; remove this " +
+           core::to_string(P.Op);
+  D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+  removeCallNote(P, D);
 }
 
 /// A reduce over an axis where the value is no pending sum, of a value that
@@ -598,6 +630,15 @@ void Reporter::renderAssert(const Problem &P, Pending &D) {
            "', but the assertion says " + typeStr(*P.Expected) + " (" + Why +
            ")";
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
+  if (P.Code == ProblemCode::AssertPartial) {
+    // The core's advice; with the asserted type as a fix-it when editable.
+    addCoreAdvice(*P.Error, D);
+    if (P.SrcArg)
+      D.Notes.back().FixIts.push_back(FixItHint::CreateReplacement(
+          CharSourceRange::getTokenRange(P.SrcArg->getSourceRange()),
+          spmdTypeSpelling(*P.Actual)));
+    return;
+  }
   if (P.Fix)
     if (std::optional<Note> Fix = fixItNote(*P.Fix, *P.Axis))
       D.Notes.push_back(std::move(*Fix));
@@ -617,8 +658,9 @@ void Reporter::renderRawC10d(const Problem &P, Pending &D) {
 }
 
 void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
-  const FunctionDecl *Callee = P.Dest.Callee;
-  std::string Name = "'" + Callee->getQualifiedNameAsString() + "'";
+  const FunctionDecl *Callee = P.Dest.Callee; // null: an indirect call
+  std::string Name = Callee ? "'" + Callee->getQualifiedNameAsString() + "'"
+                            : describe(P.Callable);
   std::string Type, Annotation;
   for (const auto &[A, T] : P.SubjectType) {
     Type += (Type.empty() ? "" : ", ") + axisName(A) + ": " + typeStr(T);
@@ -629,7 +671,7 @@ void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
     Annotation += ", spmd::rank(" + std::to_string(P.SubjectRank) + ")";
   // What is unknown after the call: its result, the tensors it may write.
   std::vector<std::string> Out;
-  if (TU.Types.isTracked(P.Call->getType()))
+  if (P.Call && TU.Types.isTracked(P.Call->getType()))
     Out.push_back("its result");
   std::vector<std::string> Written;
   for (const Expr *W : P.Written)
@@ -649,12 +691,20 @@ void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
     Lost = ", and " + (Out.size() == 2 ? Out[0] + " and " + Out[1] : Out[0]) +
            (Out.size() == 2 || Written.size() > 1 ? " are" : " is") +
            " unknown after the call";
-  D.Text = "call of " + Name +
-           ", which has no SPMD annotation and no body the checker analyses, "
-           "with " +
-           describe(P.Subject) + " of type {" + Type +
+  D.Text = (Callee ? "call of " + Name +
+                         ", which has no SPMD annotation and no body the "
+                         "checker analyses, "
+                   : "call through " + Name +
+                         ", whose target the checker cannot tell, ") +
+           "with " + describe(P.Subject) + " of type {" + Type +
            "}: the types it expects are not checked" + Lost +
-           "; annotate its declaration with [[spmd::type(...)]]";
+           (Callee ? "; annotate its declaration with [[spmd::type(...)]]"
+                   : "; let it hold one annotated function (a local never "
+                     "reassigned, or a member every constructor sets to the "
+                     "same function), or annotate the member with "
+                     "[[spmd::op(kind)]]");
+  if (!Callee)
+    return; // no declaration to show the annotation at
   const ParmVarDecl *Param = P.Dest.ParamIndex < Callee->getNumParams()
                                  ? Callee->getParamDecl(P.Dest.ParamIndex)
                                  : nullptr;

@@ -59,6 +59,13 @@ private:
   // One renderer per family of problems.
   void renderCollective(const Problem &P, Pending &D);
   void renderAlreadyReduced(const Problem &P, Pending &D);
+  /// A collective whose input has its dst type already: remove it.
+  void renderNoOpCollective(const Problem &P, Pending &D);
+  /// The source text of the input (first argument) of \p P's call.
+  llvm::StringRef inputText(const Problem &P) const;
+  /// A note with a fix-it replacing \p P's call by its input (the input
+  /// is its result type already); none when the call is not editable.
+  void removeCallNote(const Problem &P, Pending &D) const;
   void renderReduceAxis(const Problem &P, Pending &D);
   void renderOpType(const Problem &P, Pending &D);
   void renderMismatch(const Problem &P, Pending &D);

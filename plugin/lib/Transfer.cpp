@@ -92,11 +92,11 @@ const TypeAnnotation *Transfer::declaredType(const ValueDecl *D) {
   return A;
 }
 
-unsigned Transfer::varIndex(const VarDecl *VD) {
+unsigned Transfer::varIndex(const ValueDecl *VD) {
   return VarIndex.try_emplace(VD, VarIndex.size()).first->second;
 }
 
-void Transfer::setVar(const VarDecl *VD, const Value &V) {
+void Transfer::setVar(const ValueDecl *VD, const Value &V) {
   if (declaredType(VD) && !isRebindable(VD))
     return; // a declared variable keeps its declared type
   Cur = Cur.set(varIndex(VD), V, Arena);
@@ -105,13 +105,13 @@ void Transfer::setVar(const VarDecl *VD, const Value &V) {
 static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
                              unsigned Depth);
 
-bool Transfer::isRebindable(const VarDecl *VD) {
+bool Transfer::isRebindable(const ValueDecl *VD) {
   const auto *P = dyn_cast<ParmVarDecl>(VD);
   return P && P->getDeclContext() == FD && !P->getType()->isReferenceType() &&
          Types.isTracked(P->getType());
 }
 
-bool Transfer::holdsDeclared(const VarDecl *VD, const TypeAnnotation &A) {
+bool Transfer::holdsDeclared(const ValueDecl *VD, const TypeAnnotation &A) {
   auto It = VarIndex.find(VD);
   const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second);
   if (!V)
@@ -219,6 +219,27 @@ void Transfer::memberInitializer(const CXXCtorInitializer *Init) {
   }
 }
 
+/// The member a structured binding of a struct names (`auto& [a, b] = s;`),
+/// or null (an array element, a tuple-like binding).
+static const FieldDecl *boundMember(const BindingDecl *BD) {
+  const Expr *B = BD->getBinding();
+  const auto *ME = B ? dyn_cast<MemberExpr>(B->IgnoreParenImpCasts()) : nullptr;
+  return ME ? dyn_cast<FieldDecl>(ME->getMemberDecl()) : nullptr;
+}
+
+bool Transfer::isElementBinding(const BindingDecl *BD) {
+  if (BD->getHoldingVar() || !BD->getBinding() ||
+      !Types.isTracked(BD->getType()))
+    return false;
+  const FieldDecl *F = boundMember(BD);
+  return !F || !TU.Table.typeOf(F); // else: the typed member itself
+}
+
+const BindingDecl *Transfer::elementBinding(const Expr *E) {
+  const BindingDecl *BD = namedBinding(E, Types);
+  return BD && isElementBinding(BD) ? BD : nullptr;
+}
+
 void Transfer::declStmt(const DeclStmt *DS) {
   for (const Decl *D : DS->decls()) {
     const auto *VD = dyn_cast<VarDecl>(D);
@@ -242,6 +263,12 @@ void Transfer::declStmt(const DeclStmt *DS) {
                     Arena);
       continue;
     }
+    // `auto& [q, k] = arr;`: each element binding starts with its
+    // element's type (on every path: a later assignment is flow-sensitive).
+    if (const auto *DD = dyn_cast<DecompositionDecl>(VD))
+      for (const BindingDecl *BD : DD->bindings())
+        if (isElementBinding(BD))
+          Cur = Cur.set(varIndex(BD), eval(BD->getBinding()), Arena);
     if (!Types.isTracked(VD->getType()))
       continue;
     const Expr *Init = VD->getInit();
@@ -352,12 +379,13 @@ Value Transfer::evalDeclRef(const DeclRefExpr *DRE) {
   // declaration, `get<i>(e)`, and by assignments to the binding), or the
   // element of an array or struct.
   if (const auto *BD = dyn_cast<BindingDecl>(DRE->getDecl())) {
-    if (const VarDecl *HV = BD->getHoldingVar()) {
-      auto It = VarIndex.find(HV);
-      if (const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second))
-        return *V;
+    // The holding variable's fact, or the element binding's own.
+    const VarDecl *HV = BD->getHoldingVar();
+    auto It = VarIndex.find(HV ? static_cast<const ValueDecl *>(HV) : BD);
+    if (const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second))
+      return *V;
+    if (HV)
       return HV->getInit() ? eval(HV->getInit()) : Value::unknown();
-    }
     return BD->getBinding() ? eval(BD->getBinding()) : Value::unknown();
   }
   const auto *VD = dyn_cast<VarDecl>(DRE->getDecl());
@@ -393,8 +421,11 @@ Value Transfer::evalConstruct(const CXXConstructExpr *CE) {
     argumentsByParameter(CE, Ctor, Args);
     return callAnnotated(CE, Ctor, Args);
   }
-  if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types))
+  if (!Types.isTensorContainer(CE->getType()) || isEmptyOptional(CE, Types)) {
+    if (!Types.isTracked(CE->getType()))
+      evalOpaqueConstruct(CE); // `Writer w(out);`
     return Value::unknown();
+  }
   if (CE->getNumArgs() == 0 && !Types.isOptionalTensor(CE->getType()))
     return Value::empty(); // `std::vector<Tensor> v;`: filled by pushes
   llvm::SmallVector<const Expr *, 4> Elems;
@@ -494,7 +525,7 @@ Value Transfer::evalAssignment(const CXXOperatorCallExpr *CE) {
   // The value of `x = e` is x after the assignment: its declared type, or
   // e's (the LHS node itself may be memoized with the old value).
   LValue L = lvalueOf(CE->getArg(0));
-  const VarDecl *VD = L.Var;
+  const ValueDecl *VD = L.Var;
   const FieldDecl *F = L.Field;
   if (VD && isRebindable(VD) && declaredType(VD)) {
     auto It = VarIndex.find(VD);
@@ -851,8 +882,8 @@ Resolved:
   if (Holder)
     if (std::optional<core::OpClass> C = TU.Table.opClassOfCallable(Holder))
       return evalTensorOp(CE, Holder->getNameAsString(), nullptr, Args, C);
-  if (!Target)
-    return std::nullopt;
+  if (!Target) // what it may write: by the prototype's parameter types
+    return evalOpaqueIndirect(CE);
   if (!TU.Table.resultOf(Target))
     if (std::optional<core::OpClass> C = TU.Table.opClassOf(Target))
       return evalTensorOp(CE, Target->getNameAsString(), nullptr, Args, *C);
@@ -860,7 +891,8 @@ Resolved:
     return callAnnotated(CE, Target, Args);
   if (Target->getIdentifier() && isInTorchNamespace(Target))
     return evalTensorOp(CE, Target->getName().str(), nullptr, Args);
-  return std::nullopt;
+  // A function the checker cannot see through, as if called directly.
+  return opaqueCall(CE, Target, Args, Types.isTracked(CE->getType()));
 }
 
 /// Calls that build, read or assign containers of tensors.
@@ -972,7 +1004,7 @@ bool Transfer::pushInto(const Expr *Obj, const CXXMemberCallExpr *MC,
   const Expr *Where = Elems.empty() ? Obj : Elems.front();
   Destination D;
   D.Kind = Destination::Push;
-  if (const VarDecl *VD = L.Var) {
+  if (const ValueDecl *VD = L.Var) {
     if (const TypeAnnotation *A = declaredType(VD)) {
       D.Decl = VD;
       D.Declared = A;
@@ -1047,23 +1079,34 @@ Value Transfer::derefIterator(const Expr *It) {
 
 Transfer::LValue Transfer::lvalueOf(const Expr *E) {
   LValue L;
-  L.Var = namedVar(E, Types);
-  L.Field = L.Var ? nullptr : namedField(E, Types);
-  if (L.Var)
-    if (const ValueDecl *T = Aliases.lookup(L.Var)) {
+  if (const VarDecl *VD = namedVar(E, Types)) {
+    L.Var = VD;
+    if (const ValueDecl *T = Aliases.lookup(VD)) {
       L.Var = dyn_cast<VarDecl>(T);
       L.Field = dyn_cast<FieldDecl>(T);
     }
+    return L;
+  }
+  if (const BindingDecl *BD = elementBinding(E)) {
+    L.Var = BD;
+    return L;
+  }
+  // A binding of a typed member is that member (`a = v` checks v as
+  // `s.a = v` would).
+  if (const BindingDecl *BD = namedBinding(E, Types))
+    L.Field = boundMember(BD);
+  else
+    L.Field = namedField(E, Types);
   return L;
 }
 
 void Transfer::assign(const Expr *LHS, const Value &V, const Expr *RHS) {
   Destination D;
   LValue L = lvalueOf(LHS);
-  if (const VarDecl *VD = L.Var) {
+  if (const ValueDecl *VD = L.Var) {
     if (const TypeAnnotation *A = declaredType(VD)) {
       if (isRebindable(VD))
-        return rebindParameter(VD, *A, V, RHS);
+        return rebindParameter(cast<VarDecl>(VD), *A, V, RHS);
       D.Kind = Destination::VarAssign;
       D.Decl = VD;
       D.Declared = A;
@@ -1305,9 +1348,7 @@ bool Transfer::typeStated(const Expr *E, bool AnyVariable) {
       const FunctionDecl *Callee = CE->getDirectCallee();
       // A tensor registered as a module's parameter or buffer takes the
       // type declared for the field it initialises (isFreshParameter).
-      if (Callee && Callee->getIdentifier() && isInTorchNamespace(Callee) &&
-          (Callee->getName() == "register_parameter" ||
-           Callee->getName() == "register_buffer"))
+      if (isModuleRegistration(Callee))
         return true;
       return Callee && isSpmdFunction(Callee) && Callee->getIdentifier() &&
              Callee->getName() == "assert_type" && CE->getNumArgs() > 0 &&
@@ -1414,12 +1455,10 @@ static bool isFreshParameter(const Expr *E, TypeClassifier &Types,
   const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
   if (!F || !F->getIdentifier())
     return false;
-  llvm::StringRef N = F->getName();
-  bool InTorch = isInTorchNamespace(F);
-  if (InTorch && (N == "register_parameter" || N == "register_buffer"))
+  if (isModuleRegistration(F))
     return true;
-  if (InTorch && !isa<CXXMethodDecl>(F)) {
-    core::OpShape S = core::classify_op(N).shape;
+  if (isInTorchNamespace(F) && !isa<CXXMethodDecl>(F)) {
+    core::OpShape S = core::classify_op(F->getName()).shape;
     if (S == core::OpShape::DeterministicFactory ||
         S == core::OpShape::RandomFactory)
       return true;

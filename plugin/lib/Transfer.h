@@ -221,8 +221,15 @@ private:
                             const core::CollectiveCall &Call, const Value &In,
                             AxisId Axis);
   Value evalAssertType(const clang::CallExpr *CE);
+  /// One `axis = type` of an assert_type (\p TypeArg: the written type):
+  /// checks it against what is known and sets the result's type in \p Out.
   void assertOnAxis(const clang::CallExpr *CE, const AxisEntry &E,
-                    const Value &In, Value &Out);
+                    const clang::Expr *TypeArg, const Value &In, Value &Out);
+  /// Global mode: an assert_type of P on \p A of a V known to be sharded
+  /// there (no pending sum, spec §12.2); reports it and returns true.
+  bool checkAssertedPartial(const clang::CallExpr *CE, const AxisEntry &E,
+                            const clang::Expr *TypeArg, const Value &In,
+                            AxisId A, Value &Out);
   Value evalUserCall(const clang::CallExpr *CE,
                      const clang::FunctionDecl *Callee);
   /// Custom autograd functions' apply, raw c10d collectives and
@@ -233,12 +240,28 @@ private:
   /// no body it analyses, not torch/ATen/c10/std or the runtime's API (a
   /// kernel declared in a header), passed a tensor of known type. The
   /// tensors it may write (non-const references, by value: tensors share
-  /// storage) are unknown after it; in strict mode, when it returns or may
-  /// write a tensor, the call is reported once (opaque-call), and what it
-  /// leaves unknown is not reported again. Nullopt for other calls
-  /// (TransferOpaque.cpp).
+  /// storage, pointers `&t`) are unknown after it; in strict mode, when it
+  /// returns or may write a tensor, the call is reported once (opaque-call),
+  /// and what it leaves unknown is not reported again. Nullopt for other
+  /// calls (TransferOpaque.cpp).
   std::optional<Value> evalOpaqueCall(const clang::CallExpr *CE,
                                       const clang::FunctionDecl *Callee);
+  /// The same for a constructor of a class the checker does not model
+  /// (`Writer w(out);` with a `Tensor&` parameter): no result to type.
+  void evalOpaqueConstruct(const clang::CXXConstructExpr *CE);
+  /// The same for a call through a function pointer or a std::function
+  /// whose target evalIndirectCall cannot tell: what it may write is read
+  /// from the prototype's parameter types.
+  std::optional<Value> evalOpaqueIndirect(const clang::CallExpr *CE);
+  /// The shared part: \p Call (a call or a construction) of \p Callee with
+  /// the arguments \p Args by parameter index; \p Returns: whether it
+  /// returns a tracked value. An indirect call has no \p Callee: \p Proto
+  /// gives its parameter types and \p Callable is what it calls through.
+  std::optional<Value>
+  opaqueCall(const clang::Expr *Call, const clang::FunctionDecl *Callee,
+             llvm::ArrayRef<const clang::Expr *> Args, bool Returns,
+             const clang::FunctionProtoType *Proto = nullptr,
+             const clang::Expr *Callable = nullptr);
   /// A call (a CallExpr or a constructor's CXXConstructExpr) checked and
   /// typed against \p Callee's annotations, with the tensor arguments \p Args
   /// by parameter index (null: not a tracked value, or nothing to check).
@@ -274,7 +297,8 @@ private:
   Value derefIterator(const clang::Expr *It);
   // References: the variable or field a reference variable is bound to.
   struct LValue {
-    const clang::VarDecl *Var = nullptr;
+    /// A variable or an element binding (elementBinding).
+    const clang::ValueDecl *Var = nullptr;
     const clang::FieldDecl *Field = nullptr;
   };
   LValue lvalueOf(const clang::Expr *E);
@@ -493,18 +517,28 @@ private:
   std::optional<Value> evalIndirectCall(const clang::CallExpr *CE);
 
   // Variables.
-  unsigned varIndex(const clang::VarDecl *VD);
-  void setVar(const clang::VarDecl *VD, const Value &V);
+  /// The fact slot of a local: a variable or parameter, or a structured
+  /// binding of an array element or a struct member (elementBinding).
+  unsigned varIndex(const clang::ValueDecl *VD);
+  void setVar(const clang::ValueDecl *VD, const Value &V);
+  /// A structured binding of an array element or of a struct member without
+  /// a declared type (`auto& [q, k] = arr;`): a local that an assignment, an
+  /// in-place update or an assert_type updates, starting from the element's
+  /// type. Null for anything else (a tuple-like binding is its holding
+  /// variable; a binding of a typed member is that member).
+  const clang::BindingDecl *elementBinding(const clang::Expr *E);
+  /// Whether \p BD is such a binding.
+  bool isElementBinding(const clang::BindingDecl *BD);
   /// A by-value parameter of the analysed function (not a reference): its
   /// declared type is the callers' contract at entry; in the body it is a
   /// variable that `=` rebinds, flow-sensitively (docs/plugin.md, "What is
   /// checked"). A reference parameter is the caller's variable: it keeps its
   /// declared type like a declared local.
-  bool isRebindable(const clang::VarDecl *VD);
+  bool isRebindable(const clang::ValueDecl *VD);
   /// Whether the parameter \p VD still has its declared type \p A (and rank)
   /// on this path: an in-place update of it reaches the caller's tensor and
   /// is checked against \p A.
-  bool holdsDeclared(const clang::VarDecl *VD, const TypeAnnotation &A);
+  bool holdsDeclared(const clang::ValueDecl *VD, const TypeAnnotation &A);
   /// The effect of an in-place collective on its input variable.
   void collectiveInPlace(const clang::CallExpr *CE,
                          const core::CollectiveCall &Call, AxisId Axis,
@@ -545,7 +579,7 @@ private:
   };
   llvm::DenseMap<const clang::Expr *, MemoEntry> Memo;
   unsigned MemoVisit = 0;
-  llvm::DenseMap<const clang::VarDecl *, unsigned> VarIndex;
+  llvm::DenseMap<const clang::ValueDecl *, unsigned> VarIndex;
   /// declaredType's answers (for the current layout; setLayout clears it).
   llvm::DenseMap<const clang::ValueDecl *, const TypeAnnotation *>
       DeclaredTypes;

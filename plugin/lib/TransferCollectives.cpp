@@ -498,6 +498,15 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
     report(std::move(P));
     return;
   }
+  // The input has the call's result type already: the src that accepts it
+  // would make the call a no-op, so the advice is to remove the call.
+  PerAxisType Dst = globalAxis(Axis) ? Call.dst : Call.dst.local();
+  if (Shown == Dst && !core::implied_types(Call.op)) {
+    P.Code = ProblemCode::NoOpCollective;
+    P.Dst = Call.dst;
+    report(std::move(P));
+    return;
+  }
   // A different src would accept this input: offer it when legal.
   core::CollectiveCall Alt = Call;
   Alt.src = Shown;
@@ -516,6 +525,7 @@ Value Transfer::evalAssertType(const CallExpr *CE) {
   if (!ILE)
     return In;
   llvm::SmallVector<AxisEntry, 4> Asserted;
+  llvm::SmallVector<const Expr *, 4> TypeArgs;
   for (const Expr *Init : ILE->inits()) {
     const Expr *I = Init->IgnoreParenImpCasts();
     if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(I))
@@ -537,20 +547,56 @@ Value Transfer::evalAssertType(const CallExpr *CE) {
     E.Loc = Op->getExprLoc();
     TU.noteAxis(axis(E.Axis), E.AxisDecl);
     Asserted.push_back(E);
+    TypeArgs.push_back(Op->getArg(1));
   }
   Value Out = In;
-  for (const AxisEntry &E : Asserted)
-    assertOnAxis(CE, E, In, Out);
-  if (const VarDecl *VD = namedVar(X, Types))
-    if (Types.isTensor(VD->getType()))
-      setVar(VD, Out);
+  for (size_t I = 0; I < Asserted.size(); ++I)
+    assertOnAxis(CE, Asserted[I], TypeArgs[I], In, Out);
+  const ValueDecl *VD = namedVar(X, Types);
+  if (!VD)
+    VD = elementBinding(X);
+  if (VD && Types.isTensor(VD->getType()))
+    setVar(VD, Out);
   return Out;
+}
+
+bool Transfer::checkAssertedPartial(const CallExpr *CE, const AxisEntry &E,
+                                    const Expr *TypeArg, const Value &In,
+                                    AxisId A, Value &Out) {
+  // The V -> P refinement (spec §8.1 step 8) is for a V whose shard dim is
+  // unknown; a known shard is no pending sum, as for reinterpret.
+  const AxisFact *F = In.get(A);
+  std::optional<int> D = F ? F->shardDim() : std::nullopt;
+  if (!F || !globalAxis(A) || E.Type != types::P ||
+      F->knownType() != types::V || !D)
+    return false;
+  Out.set(
+      A, AxisFact::known(types::P, {CE->getExprLoc(), OriginKind::AssertType}));
+  if (!reporting(DiagKind::AssertType))
+    return true;
+  const Expr *X = CE->getArg(0);
+  Problem P;
+  P.Kind = DiagKind::AssertType;
+  P.Code = ProblemCode::AssertPartial;
+  P.Loc = E.Loc;
+  P.Range = CE->getSourceRange();
+  P.Subject = X;
+  P.Call = CE;
+  P.Axis = A;
+  P.Expected = E.Type;
+  P.Actual = types::S(*D);
+  P.Origins.push_back({X, *P.Actual, F->originOf(types::V)});
+  P.Error = core::check_asserted_partial(E.Axis, *D).error();
+  if (isEditableRange(TypeArg))
+    P.SrcArg = TypeArg;
+  report(std::move(P));
+  return true;
 }
 
 /// One `axis = type` of an assert_type: checks it against what is known and
 /// sets the asserted (or the core's narrowed) type in \p Out.
 void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
-                            const Value &In, Value &Out) {
+                            const Expr *TypeArg, const Value &In, Value &Out) {
   const Expr *X = CE->getArg(0);
   Origin O{CE->getExprLoc(), OriginKind::AssertType};
   AxisId A = axis(E.Axis);
@@ -563,6 +609,8 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
     Out.set(A, AxisFact::known(globalAxis(E.Axis) ? E.Type : Want, O));
     return;
   }
+  if (checkAssertedPartial(CE, E, TypeArg, In, A, Out))
+    return;
   core::TensorType Known, Claimed;
   Known.set(E.Axis, *Have);
   Claimed.set(E.Axis, Want);

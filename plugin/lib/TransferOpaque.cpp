@@ -34,18 +34,29 @@ bool isLibraryFunction(const FunctionDecl *FD) {
 /// non-const value (libtorch tensors share their storage). A const reference
 /// is read-only by convention: libtorch's in-place methods are const, but a
 /// kernel's outputs are non-const `Tensor&`, as ATen's out= arguments are.
-bool mayWriteByType(const ParmVarDecl *P, TypeClassifier &Types) {
-  QualType T = P->getType();
+bool mayWriteByType(QualType T, TypeClassifier &Types) {
   if (const auto *R = T->getAs<ReferenceType>())
     T = R->getPointeeType();
+  else if (const auto *Ptr = T->getAs<PointerType>())
+    T = Ptr->getPointeeType(); // `Tensor* out`: written through
   return !T.isConstQualified() && Types.isTracked(T);
 }
 
-/// Whether \p E names the parameter \p P (through casts and parentheses).
+/// Whether \p E names the parameter \p P (through casts and parentheses),
+/// or what it points to (`*p`).
 bool namesParam(const Expr *E, const ParmVarDecl *P) {
-  const auto *DRE =
-      E ? dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts()) : nullptr;
+  E = E ? E->IgnoreParenImpCasts() : nullptr;
+  if (const auto *UO = dyn_cast_or_null<UnaryOperator>(E);
+      UO && UO->getOpcode() == UO_Deref)
+    E = UO->getSubExpr()->IgnoreParenImpCasts();
+  const auto *DRE = dyn_cast_or_null<DeclRefExpr>(E);
   return DRE && DRE->getDecl() == P;
+}
+
+/// The tensor \p A hands over to a pointer parameter: `t` of `&t`.
+const Expr *addressed(const Expr *A) {
+  const auto *UO = dyn_cast<UnaryOperator>(A->IgnoreParenImpCasts());
+  return UO && UO->getOpcode() == UO_AddrOf ? UO->getSubExpr() : nullptr;
 }
 
 /// Whether the name of an op writes its first tensor: libtorch's in-place
@@ -81,16 +92,18 @@ bool bodyWrites(const Stmt *S, const ParmVarDecl *P, TypeClassifier &Types) {
         continue;
       if (!F)
         return true; // an unknown callee: it may write
-      if (isLibraryFunction(F) ? writingName(F)
-                               : (I < F->getNumParams() &&
-                                  mayWriteByType(F->getParamDecl(I), Types)))
+      if (isLibraryFunction(F)
+              ? writingName(F)
+              : (I < F->getNumParams() &&
+                 mayWriteByType(F->getParamDecl(I)->getType(), Types)))
         return true;
     }
   }
   if (const auto *DS = dyn_cast<DeclStmt>(S))
     for (const Decl *D : DS->decls())
       if (const auto *VD = dyn_cast<VarDecl>(D))
-        if (VD->getType()->isReferenceType() &&
+        if ((VD->getType()->isReferenceType() ||
+             VD->getType()->isPointerType()) &&
             !VD->getType()->getPointeeType().isConstQualified() &&
             namesParam(VD->getInit(), P))
           return true;
@@ -105,7 +118,7 @@ bool bodyWrites(const Stmt *S, const ParmVarDecl *P, TypeClassifier &Types) {
 /// body writes it (a helper that takes `Tensor x` by value and reads it
 /// leaves the caller's tensor as it was).
 bool mayWrite(TUContext &TU, const ParmVarDecl *P, TypeClassifier &Types) {
-  if (!mayWriteByType(P, Types))
+  if (!mayWriteByType(P->getType(), Types))
     return false;
   const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
   const FunctionDecl *Def = nullptr;
@@ -140,7 +153,7 @@ bool seenThrough(TUContext &TU, const FunctionDecl *Callee,
 /// passed to \p Callee at \p CE, with its known type per axis (S(k) where
 /// the shard dim is known) and rank for the suggested annotation, and the
 /// variables \p Lost that are unknown after the call.
-Problem opaqueProblem(const CallExpr *CE, const FunctionDecl *Callee,
+Problem opaqueProblem(const Expr *CE, const FunctionDecl *Callee,
                       const Expr *Typed, unsigned Index, const Value &V,
                       llvm::ArrayRef<const Expr *> Lost) {
   Problem P;
@@ -149,7 +162,7 @@ Problem opaqueProblem(const CallExpr *CE, const FunctionDecl *Callee,
   P.Loc = CE->getExprLoc();
   P.Range = CE->getSourceRange();
   P.Subject = Typed;
-  P.Call = CE;
+  P.Call = dyn_cast<CallExpr>(CE); // null for a constructor
   P.Dest.Kind = Destination::Argument;
   P.Dest.Callee = Callee;
   P.Dest.ParamIndex = Index;
@@ -183,6 +196,24 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
     }
   llvm::SmallVector<const Expr *, 4> Args;
   argumentsByParameter(CE, Callee, Args);
+  return opaqueCall(CE, Callee, Args, Types.isTracked(CE->getType()));
+}
+
+void Transfer::evalOpaqueConstruct(const CXXConstructExpr *CE) {
+  const CXXConstructorDecl *Ctor = CE->getConstructor();
+  if (!Ctor || isLibraryFunction(Ctor) || Types.isTracked(CE->getType()))
+    return;
+  llvm::SmallVector<const Expr *, 4> Args;
+  argumentsByParameter(CE, Ctor, Args);
+  (void)opaqueCall(CE, Ctor, Args, /*Returns=*/false);
+}
+
+std::optional<Value>
+Transfer::opaqueCall(const Expr *CE, const FunctionDecl *Callee,
+                     llvm::ArrayRef<const Expr *> Args, bool Returns,
+                     const FunctionProtoType *Proto, const Expr *Callable) {
+  if (Callee && isLibraryFunction(Callee))
+    return std::nullopt;
   const Expr *Typed = nullptr;
   unsigned TypedIndex = 0;
   llvm::SmallVector<const Expr *, 2> Written;
@@ -191,22 +222,27 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
     if (!A || isa<CXXDefaultArgExpr>(A) || isEmptyOptional(A, Types))
       continue;
     A = seeThroughOptional(A, Types);
+    // `kernel(&out)`: the pointer parameter reaches `out`.
+    if (const Expr *T = addressed(A))
+      A = T;
     if (!Types.isTracked(A->getType()))
       continue;
     if (!Typed && eval(A).hasKnownAxis()) {
       Typed = A;
       TypedIndex = I;
     }
-    if (mayWrite(TU, Callee->getParamDecl(I), Types))
+    // An indirect call has no body to look into: its parameter's type says
+    // what it may write.
+    if (Callee ? mayWrite(TU, Callee->getParamDecl(I), Types)
+               : mayWriteByType(Proto->getParamType(I), Types))
       Written.push_back(A);
   }
   // Nothing typed goes in (what it writes is unknown already), or it only
   // reads: its result, if any, is an unannotated call's (unannotatedResult
   // reports it where it is first used, unless its type is stated first).
-  bool Returns = Types.isTracked(CE->getType());
   if (!Typed || Written.empty())
     return std::nullopt;
-  if (seenThrough(TU, Callee, Types))
+  if (Callee && seenThrough(TU, Callee, Types))
     return std::nullopt;
 
   // What strict mode reports here is not reported again where it is used.
@@ -222,9 +258,53 @@ std::optional<Value> Transfer::evalOpaqueCall(const CallExpr *CE,
       Lost.push_back(W);
     }
   }
-  if (Reported && reporting(DiagKind::OpaqueCall))
-    report(opaqueProblem(CE, Callee, Typed, TypedIndex, eval(Typed), Lost));
+  if (Reported && reporting(DiagKind::OpaqueCall)) {
+    Problem P = opaqueProblem(CE, Callee, Typed, TypedIndex, eval(Typed), Lost);
+    P.Callable = Callable;
+    report(std::move(P));
+  }
   return Returns ? Out : Value::unknown();
+}
+
+/// The prototype an indirect call goes through, with the index of its first
+/// argument (1 for `fn(x)` on a std::function, whose argument 0 is `fn`), or
+/// null when \p CE is not an indirect call.
+static const FunctionProtoType *indirectPrototype(const CallExpr *CE,
+                                                  unsigned &First) {
+  First = 0;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(CE)) {
+    const CXXRecordDecl *RD =
+        Op->getOperator() == OO_Call && Op->getNumArgs() > 0
+            ? Op->getArg(0)->getType()->getAsCXXRecordDecl()
+            : nullptr;
+    const auto *M = dyn_cast_or_null<CXXMethodDecl>(CE->getDirectCallee());
+    if (!RD || !M || !RD->isInStdNamespace() || !RD->getIdentifier() ||
+        RD->getName() != "function")
+      return nullptr;
+    First = 1;
+    return M->getType()->getAs<FunctionProtoType>();
+  }
+  if (CE->getDirectCallee())
+    return nullptr;
+  QualType T = CE->getCallee()->IgnoreParenImpCasts()->getType();
+  if (const auto *P = T->getAs<PointerType>())
+    T = P->getPointeeType();
+  else if (const auto *R = T->getAs<ReferenceType>())
+    T = R->getPointeeType();
+  return T->getAs<FunctionProtoType>();
+}
+
+std::optional<Value> Transfer::evalOpaqueIndirect(const CallExpr *CE) {
+  unsigned First = 0;
+  const FunctionProtoType *Proto = indirectPrototype(CE, First);
+  if (!Proto)
+    return std::nullopt;
+  llvm::SmallVector<const Expr *, 4> Args;
+  for (unsigned I = 0; I < Proto->getNumParams(); ++I)
+    Args.push_back(I + First < CE->getNumArgs() ? CE->getArg(I + First)
+                                                : nullptr);
+  return opaqueCall(CE, nullptr, Args, Types.isTracked(CE->getType()), Proto,
+                    First ? CE->getArg(0) : CE->getCallee());
 }
 
 } // namespace spmd::plugin

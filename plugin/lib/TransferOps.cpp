@@ -375,7 +375,7 @@ const CallExpr *Transfer::enclosingReduce(
 Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
                              const Expr *Mutated, const Value &Out) {
   LValue L = lvalueOf(Mutated);
-  const VarDecl *VD = L.Var;
+  const ValueDecl *VD = L.Var;
   const FieldDecl *Field = L.Field;
   Value Before = eval(Mutated);
   core::TensorType BeforeKnown = knownPart(Before);

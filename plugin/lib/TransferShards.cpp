@@ -91,9 +91,15 @@ bool Transfer::checkShardInput(const CallExpr *CE,
   const Expr *X = CE->getArg(0);
   P.Origins.push_back({X, F->shown(types::V), F->originOf(types::V)});
   P.Error = S.error();
-  if (core::src_names_other_dim(Call, *D, Rank) &&
-      isEditableRange(CE->getArg(2)))
-    P.SrcArg = CE->getArg(2);
+  if (core::src_names_other_dim(Call, *D, Rank)) {
+    if (Call.dst == types::S(*D)) {
+      // src = S(d) would make it a no-op (all_to_all(x, tp, S(d), S(d))).
+      P.Code = ProblemCode::NoOpCollective;
+      P.Dst = Call.dst;
+    } else if (isEditableRange(CE->getArg(2))) {
+      P.SrcArg = CE->getArg(2);
+    }
+  }
   report(std::move(P));
   return true;
 }

@@ -3,37 +3,15 @@
 // triu / tril (the triangle of the last two dims), roll and flip (elements
 // move along dims), repeat_interleave (GQA's repeated KV heads), and the
 // along-dim ops softmax and cumsum, next to the rules they share.
-#include "global_test_util.h"
+#include "sharding_case.h"
 
 namespace spmd::core::testing {
 namespace {
 
-struct ShapeCase {
-  const char* id;
-  const char* op;
-  std::vector<GlobalOperand> operands;
-  ShardingArgs args;
-  const char* expected;  // GlobalType text, nullptr for an error
-  std::vector<std::string> phrases;
-  ErrorKind kind = ErrorKind::SpmdTypeError;
-};
+using ShapeCase = ShardingCase;
 
 class AttentionShapeTest : public ::testing::TestWithParam<ShapeCase> {};
-
-TEST_P(AttentionShapeTest, Propagates) {
-  const ShapeCase& c = GetParam();
-  auto r = infer_global(c.op, c.operands, c.args);
-  Result<GlobalType> t =
-      r.ok() ? Result<GlobalType>(r->type) : Result<GlobalType>(r.error());
-  if (c.expected)
-    EXPECT_TRUE(GivesGlobal(t, c.expected)) << c.id;
-  else
-    EXPECT_TRUE(FailsWith(t, c.kind, c.phrases)) << c.id;
-}
-
-std::string Name(const ::testing::TestParamInfo<ShapeCase>& i) {
-  return Ident(i.param.id);
-}
+TEST_P(AttentionShapeTest, Propagates) { CheckSharding(GetParam()); }
 
 ShardingArgs NoArgs() { return {}; }
 
@@ -82,7 +60,7 @@ INSTANTIATE_TEST_SUITE_P(
                   nullptr,
                   {"triu", "rank 2 or more"},
                   ErrorKind::InvalidArgument}),
-    Name);
+    ShardingCaseName);
 
 ShardingArgs RollArgs(std::vector<long> dims) {
   ShardingArgs a;
@@ -132,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
                   RollArgs({1}),
                   "{tp: S(0)} PartitionSpec(tp, None)",
                   {}}),
-    Name);
+    ShardingCaseName);
 
 INSTANTIATE_TEST_SUITE_P(
     RepeatInterleave, AttentionShapeTest,
@@ -177,7 +155,7 @@ INSTANTIATE_TEST_SUITE_P(
                   NoArgs(),
                   "{tp: S(0)} PartitionSpec(tp)",
                   {}}),
-    Name);
+    ShardingCaseName);
 
 INSTANTIATE_TEST_SUITE_P(
     AlongDim, AttentionShapeTest,
@@ -209,7 +187,7 @@ INSTANTIATE_TEST_SUITE_P(
                   Dims({1}),
                   "{tp: S(0)} PartitionSpec(tp, None)",
                   {}}),
-    Name);
+    ShardingCaseName);
 
 // scaled_dot_product_attention(q, k, v[, mask]), [b, heads, s, d].
 INSTANTIATE_TEST_SUITE_P(
@@ -280,7 +258,7 @@ INSTANTIATE_TEST_SUITE_P(
                   NoArgs(),
                   nullptr,
                   {"pending sum"}}),
-    Name);
+    ShardingCaseName);
 
 }  // namespace
 }  // namespace spmd::core::testing

@@ -543,6 +543,18 @@ TEST(CheckAssertedShardDim, AnotherKnownDimIsAnError) {
                         ErrorKind::SpmdTypeError, {"dim -1, not 1"}));
 }
 
+TEST(CheckAssertedPartial, AKnownShardIsNoPendingSum) {
+  auto r = check_asserted_partial("tp", 1);
+  ASSERT_TRUE(FailsWith(r, ErrorKind::SpmdTypeError,
+                        {"sharded on dim 1: a shard is not a pending sum"}));
+  EXPECT_EQ(r.error().axis, "tp");
+  EXPECT_EQ(r.error().expected, "P");
+  EXPECT_EQ(r.error().actual, "S(1)");
+  EXPECT_NE(r.error().fix.find("tp = S(1)"), std::string::npos);
+  EXPECT_NE(r.error().fix.find("spmd::all_gather(x, tp, S(1), R)"),
+            std::string::npos);
+}
+
 TEST(ShardLoss, NamesTheOperandTheAxisAndTheOp) {
   TypeError e =
       shard_loss(ShardLossReason::OperandRankUnknown, "matmul", "tp", 1, -1);

@@ -3,37 +3,15 @@
 // global-mode test expectations (tests/global_spmd_test.py) and the
 // tensor-parallel bugs of issue #11. One table per rule family; each error
 // row lists phrases that name the op, the axis, the dim and the fix.
-#include "global_test_util.h"
+#include "sharding_case.h"
 
 namespace spmd::core::testing {
 namespace {
 
-struct PropCase {
-  const char* id;
-  const char* op;
-  std::vector<GlobalOperand> operands;
-  ShardingArgs args;
-  const char* expected;  // GlobalType text, nullptr for an error
-  std::vector<std::string> phrases;
-  ErrorKind kind = ErrorKind::SpmdTypeError;
-};
-
-void Check(const PropCase& c) {
-  auto r = infer_global(c.op, c.operands, c.args);
-  Result<GlobalType> t =
-      r.ok() ? Result<GlobalType>(r->type) : Result<GlobalType>(r.error());
-  if (c.expected) {
-    EXPECT_TRUE(GivesGlobal(t, c.expected)) << c.id;
-  } else {
-    EXPECT_TRUE(FailsWith(t, c.kind, c.phrases)) << c.id;
-  }
-}
+using PropCase = ShardingCase;
 
 class PropTest : public ::testing::TestWithParam<PropCase> {};
-TEST_P(PropTest, Propagates) { Check(GetParam()); }
-std::string Name(const ::testing::TestParamInfo<PropCase>& i) {
-  return Ident(i.param.id);
-}
+TEST_P(PropTest, Propagates) { CheckSharding(GetParam()); }
 
 // ---- pointwise and broadcasting --------------------------------------------
 
@@ -146,7 +124,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  nullptr,
                  {"gelu", "Partial", "non-linear", "all_reduce"}}),
-    Name);
+    ShardingCaseName);
 
 // ---- contractions
 // ---------------------------------------------------------------
@@ -341,7 +319,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  "{tp: S(0)} PartitionSpec(tp, None, None)",
                  {}}),
-    Name);
+    ShardingCaseName);
 
 // ---- reductions and along-dim ops
 // --------------------------------------------------
@@ -482,7 +460,7 @@ INSTANTIATE_TEST_SUITE_P(
                  }(),
                  nullptr,
                  {"rms_norm", "dim 1"}}),
-    Name);
+    ShardingCaseName);
 
 // ---- shape ops
 // -----------------------------------------------------------------------
@@ -827,7 +805,7 @@ INSTANTIATE_TEST_SUITE_P(
                      {},
                      "{tp: S(0)} PartitionSpec(tp, None)",
                      {}}),
-    Name);
+    ShardingCaseName);
 
 // ---- embedding and loss
 // --------------------------------------------------------------
@@ -890,7 +868,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  nullptr,
                  {"target args[1] is R", "S(0)"}}),
-    Name);
+    ShardingCaseName);
 
 // ---- multi-axis ordering
 // ---------------------------------------------------------------
@@ -939,7 +917,7 @@ INSTANTIATE_TEST_SUITE_P(
             {},
             "{dp: S(0), tp: P} PartitionSpec(dp, None)",
             {}}),
-    Name);
+    ShardingCaseName);
 
 // ---- partial knowledge (static front ends)
 // ---------------------------------------------

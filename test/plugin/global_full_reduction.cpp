@@ -38,7 +38,7 @@ SPMD_TYPE(dp = I, tp = I)
 Tensor reinterpreted(SPMD_TYPE(dp = V, tp = I) const Tensor& x) {
   auto per_token = per_token_loss(x);
   auto s = per_token.sum(); // global-note {{type P on axis 'dp' inferred from this operation}}
-  auto p = spmd::reinterpret(s, dp, V, P); // global-error {{reinterpret: expected input type V on axis dp, got P}} global-note {{did you mean src = P?}}
+  auto p = spmd::reinterpret(s, dp, V, P); // global-error {{reinterpret: expected input type V on axis dp, got P: 's' is P already; remove this reinterpret}} global-note {{remove this spmd::reinterpret ('s' is P already)}}
   return spmd::all_reduce(p, dp, P, I);
 }
 

@@ -198,6 +198,6 @@ Tensor stale_reinterpret(SPMD_TYPE(tp = S(-1)) const Tensor& x,
                          SPMD_TYPE(tp = S(1)) const Tensor& w) {
   auto y = spmd::reinterpret(F::linear(x, w), tp, V, P); // global-error {{reinterpret: expected input type V on axis tp, got P}}
   // global-note@-1 {{type P on axis 'tp' inferred from this operation}}
-  // global-note@-2 {{did you mean src = P?}}
+  // global-note@-2 {{remove this spmd::reinterpret (this value is P already)}}
   return spmd::all_reduce(y, tp, P, R);
 }

@@ -27,7 +27,7 @@ Tensor stale_reinterpret(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& logi
                          SPMD_TYPE(tp = R, spmd::rank(3)) const Tensor& all_max) {
   auto shifted = logits - std::get<0>(all_max.max(-1, /*keepdim=*/true));
   auto local = shifted.exp().sum(-1); // both-note {{type P on axis 'tp' inferred from this operation}}
-  return spmd::all_reduce(spmd::reinterpret(local, tp, V, P), tp, P, I); // both-error {{reinterpret: expected input type V on axis tp, got P}} both-note {{did you mean src = P?}}
+  return spmd::all_reduce(spmd::reinterpret(local, tp, V, P), tp, P, I); // both-error {{reinterpret: expected input type V on axis tp, got P: 'local' is P already; remove this reinterpret}} both-note {{remove this spmd::reinterpret ('local' is P already)}}
 }
 
 void unsqueezed(SPMD_TYPE(tp = S(-1), spmd::rank(3)) const Tensor& x,

@@ -4,14 +4,17 @@
 // known type and returns or may write a tensor is reported once, at the call
 // (opaque-call); in every mode the tensors it may write (non-const
 // references, by value) are unknown after it, and strict mode does not
-// report them again. Not reported: annotated callees, bodies the checker
-// analyses, torch/std functions, calls that only read, untyped arguments.
+// report them again. Constructors, `Tensor*` parameters given `&t` and calls
+// through a function pointer or std::function of unknown target are such
+// calls too. Not reported: annotated callees, bodies the checker analyses,
+// torch/std functions, calls that only read, untyped arguments.
 // RUN-PLUGIN: -Xclang -verify=strict,both -Xclang -verify-ignore-unexpected=note -fplugin-arg-spmd-check-strict
 // RUN-PLUGIN: -Xclang -verify=strict,both,global -Xclang -verify-ignore-unexpected=note -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-global
 // RUN-PLUGIN: -Xclang -verify=both -Xclang -verify-ignore-unexpected=note
 #include "Inputs/prelude.h"
 
 #include <utility>
+#include <functional>
 
 // Kernels of another library: only declared.
 void attn_kernel(Tensor& out, const Tensor& q, const Tensor& k); // #attn
@@ -170,4 +173,120 @@ Tensor visible_bodies(SPMD_TYPE(tp = P) const Tensor& y) {
   Tensor c = y.clone();
   fill_out(c, y); // strict-warning {{call of 'fill_out'}}
   return a;
+}
+
+// --- pointers and constructors --------------------------------------------
+
+// A `Tensor*` parameter is written through like a `Tensor&` (`kernel(&out)`);
+// a `const Tensor*` one is read. A visible body that only reads through the
+// pointer leaves the tensor as it was.
+void ptr_kernel(Tensor* out, const Tensor& q);
+void const_ptr_kernel(const Tensor* out, const Tensor& q);
+void scale_through(Tensor* out) { out->mul_(2.0); }
+void size_through(Tensor* out) { auto n = out->size(0); }
+
+SPMD_TYPE(tp = R)
+Tensor pointer_written(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  ptr_kernel(&out, q); // strict-warning {{call of 'ptr_kernel', which has no SPMD annotation and no body the checker analyses, with 'out' of type {tp: V}: the types it expects are not checked, and 'out' (which it may write) is unknown after the call}}
+  return out; // unknown now: no stale V
+}
+
+SPMD_TYPE(tp = R)
+Tensor pointer_bodies(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto a = torch::zeros_like(q);
+  scale_through(&a); // strict-warning {{call of 'scale_through'}}
+  auto b = torch::zeros_like(q);
+  size_through(&b);
+  return b; // both-error {{returned value has type V on axis 'tp', but 'pointer_bodies' is declared to return R there}}
+}
+
+SPMD_TYPE(tp = R)
+Tensor const_pointer_read(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  const_ptr_kernel(&out, q);
+  return out; // both-error {{returned value has type V on axis 'tp', but 'const_pointer_read' is declared to return R there}}
+}
+
+// A constructor of a class the checker does not model, taking a non-const
+// `Tensor&`, may write it (at once; a write later through a reference it
+// keeps, in a method call, is not seen).
+struct OutWriter {
+  OutWriter(Tensor& out, const Tensor& q);
+  void run();
+};
+struct QReader {
+  QReader(const Tensor& q);
+};
+struct Keeps {
+  Keeps(Tensor t) : t_(t) {}
+  Tensor t_;
+};
+
+SPMD_TYPE(tp = R)
+Tensor constructor_written(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  OutWriter w(out, q); // strict-warning {{call of 'OutWriter::OutWriter', which has no SPMD annotation and no body the checker analyses, with 'out' of type {tp: V}: the types it expects are not checked, and 'out' (which it may write) is unknown after the call}}
+  w.run();
+  return out;
+}
+
+SPMD_TYPE(tp = R)
+Tensor constructor_reads(SPMD_TYPE(tp = V) const Tensor& q) {
+  QReader r(q);
+  auto out = torch::zeros_like(q);
+  Keeps k(out); // a visible constructor that only copies it
+  return out; // both-error {{returned value has type V on axis 'tp', but 'constructor_reads' is declared to return R there}}
+}
+
+// --- indirect calls whose target is unknown ---------------------------------
+
+// A function pointer or std::function that may hold any function: what it
+// may write is read from its parameter types (indirect_calls.cpp: targets the
+// checker resolves are checked instead).
+void fill_a(Tensor& out, const Tensor& q);
+void fill_b(Tensor& out, const Tensor& q);
+void read_a(const Tensor& out, const Tensor& q);
+
+SPMD_TYPE(tp = R)
+Tensor through_pointer_param(void (*fill)(Tensor&, const Tensor&),
+                             SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  fill(out, q); // strict-warning {{call through 'fill', whose target the checker cannot tell, with 'out' of type {tp: V}: the types it expects are not checked, and 'out' (which it may write) is unknown after the call; let it hold one annotated function}}
+  return out;
+}
+
+SPMD_TYPE(tp = R)
+Tensor through_reassigned(SPMD_TYPE(tp = V) const Tensor& q, bool b) {
+  std::function<void(Tensor&, const Tensor&)> fill = fill_a;
+  if (b)
+    fill = fill_b;
+  auto out = torch::zeros_like(q);
+  fill(out, q); // strict-warning {{call through 'fill', whose target the checker cannot tell}}
+  return out;
+}
+
+SPMD_TYPE(tp = R)
+Tensor through_reader(void (*read)(const Tensor&, const Tensor&),
+                      SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  read(out, q); // only reads: not reported, 'out' keeps its type
+  return out; // both-error {{returned value has type V on axis 'tp', but 'through_reader' is declared to return R there}}
+}
+
+// A pointer given &t.
+SPMD_TYPE(tp = R)
+Tensor through_pointer_out(void (*fill)(Tensor*), SPMD_TYPE(tp = V) const Tensor& q) {
+  auto out = torch::zeros_like(q);
+  fill(&out); // strict-warning {{call through 'fill'}}
+  return out;
+}
+
+// A target the checker resolves but cannot see through: as a direct call.
+SPMD_TYPE(tp = R)
+Tensor through_resolved(SPMD_TYPE(tp = V) const Tensor& q) {
+  auto fill = &fill_a;
+  auto out = torch::zeros_like(q);
+  fill(out, q); // strict-warning {{call of 'fill_a', which has no SPMD annotation and no body the checker analyses, with 'out' of type {tp: V}}}
+  return out;
 }

@@ -85,6 +85,21 @@ Tensor f(SPMD_TYPE(tp = R) const Tensor& x) {
   EXPECT_EQ(P.SrcArg, nullptr);
 }
 
+TEST(Transfer, NoOpCollectiveOffersNoSrc) {
+  Analysed T(R"(
+SPMD_TYPE(tp = P)
+Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
+  return spmd::reinterpret(p, tp, V, P);
+})");
+  ASSERT_EQ(T.R.Problems.size(), 1u);
+  const Problem &P = T.R.Problems[0];
+  // The src that accepts p (P) would make the call a no-op: remove it.
+  EXPECT_EQ(P.Code, ProblemCode::NoOpCollective);
+  EXPECT_EQ(P.Actual, types::P);
+  EXPECT_EQ(P.Dst, types::P);
+  EXPECT_EQ(P.SrcArg, nullptr);
+}
+
 TEST(Transfer, DoubleReduceNamesTheFirst) {
   Analysed T(R"(
 Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {

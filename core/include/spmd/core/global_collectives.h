@@ -90,6 +90,15 @@ Status check_unmasked_rows_input(const CollectiveCall& call,
 Status check_asserted_shard_dim(std::string_view axis, long have, long asserted,
                                 std::optional<long> rank);
 
+/// assert_type of P on global axis `axis` of a V known to be sharded on dim
+/// `have` (spec §8.1 step 8 with §12.2: a shard is not a pending sum, so the
+/// V -> P refinement does not apply to it; the reference's checker rejects
+/// the P with a PartitionSpec entry at the next op). Errors: SpmdTypeError
+/// "it is sharded on dim <have>: a shard is not a pending sum"
+/// with axis, expected P, actual S(have), and a fix (assert the shard, or
+/// gather it).
+Status check_asserted_partial(std::string_view axis, long have);
+
 /// Why a front end's sharding propagation (global mode, spec §12.2) leaves
 /// the result's shard dim on an axis unknown; the reasons of the strict-mode
 /// "unknown shard" report. `operand` indexes the op's tensor operands
