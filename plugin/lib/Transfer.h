@@ -26,6 +26,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <spmd/core/global_collectives.h>
 #include <spmd/core/propagation.h>
 #include <spmd/core/sharding_propagation.h>
 
@@ -344,6 +345,10 @@ private:
                    const Operands &Ops,
                    llvm::ArrayRef<const OperandSource *> Tensors,
                    llvm::ArrayRef<AxisId> Placed, Value &Out);
+  /// Why \p F, a V on \p Axis, has no known shard dim: an op lost it
+  /// (OpDidNotSay, or the reason recorded where it was lost), or its type
+  /// was declared V (DeclaredV).
+  core::ShardLossReason shardLossOf(const AxisFact &F, AxisId Axis) const;
   /// Strict global mode: reports \p E when it is V on \p Axis with an
   /// unknown shard dim (\p Why: the reason, when the caller knows it).
   void checkUnknownShard(const Value &V, const clang::Expr *E, AxisId Axis,
