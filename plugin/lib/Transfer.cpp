@@ -1431,6 +1431,38 @@ Transfer::tupleOrderDiffers(const Value &V, int D, const TypeAnnotation &Want,
   return std::nullopt;
 }
 
+/// Whether \p E makes an undefined tensor: `torch::Tensor()`,
+/// `torch::Tensor{}` or `{}` of a tensor type (a reset, as a cache's
+/// clear() writes it). It holds no data, so it has no SPMD type to give.
+static bool isUndefinedTensor(const Expr *E, TypeClassifier &Types) {
+  for (int Depth = 0; E && Depth < 6; ++Depth) {
+    E = E->IgnoreImplicit();
+    if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E)) {
+      E = FC->getSubExpr();
+      continue;
+    }
+    if (const auto *ILE = dyn_cast<InitListExpr>(E)) {
+      if (ILE->getNumInits() == 1) {
+        E = ILE->getInit(0);
+        continue;
+      }
+      return ILE->getNumInits() == 0 && Types.isTensor(ILE->getType());
+    }
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+      if (CE->getNumArgs() == 1 && CE->getConstructor() &&
+          (CE->getConstructor()->isCopyOrMoveConstructor())) {
+        E = CE->getArg(0);
+        continue;
+      }
+      return CE->getNumArgs() == 0 && Types.isTensor(CE->getType());
+    }
+    if (isa<ImplicitValueInitExpr, CXXScalarValueInitExpr>(E))
+      return Types.isTensor(E->getType());
+    return false;
+  }
+  return false;
+}
+
 void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                             const Destination &Dest, const Expr *E) {
   DiagKind Kind = Dest.Kind == Destination::Argument ? DiagKind::CallArgument
@@ -1438,6 +1470,14 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                                                      : DiagKind::Assignment;
   if (!H)
     return; // nothing to record: a check changes no fact
+  // A declared variable or field reset to an undefined tensor keeps its
+  // declared type: nothing to check (docs/plugin.md, undefined tensors).
+  if ((Dest.Kind == Destination::FieldAssign ||
+       Dest.Kind == Destination::FieldInit ||
+       Dest.Kind == Destination::VarInit ||
+       Dest.Kind == Destination::VarAssign) &&
+      isUndefinedTensor(E, Types))
+    return;
   struct Mismatch {
     const AxisEntry *Entry;
     AxisId Axis;
