@@ -1463,6 +1463,18 @@ static bool isUndefinedTensor(const Expr *E, TypeClassifier &Types) {
   return false;
 }
 
+/// Whether \p E, stored into the declared variable or field of \p Dest,
+/// is an undefined tensor (isUndefinedTensor): a reset, which keeps the
+/// declared type.
+static bool isUndefinedReset(const Destination &Dest, const Expr *E,
+                             TypeClassifier &Types) {
+  bool Stores = Dest.Kind == Destination::FieldAssign ||
+                Dest.Kind == Destination::FieldInit ||
+                Dest.Kind == Destination::VarInit ||
+                Dest.Kind == Destination::VarAssign;
+  return Stores && isUndefinedTensor(E, Types);
+}
+
 void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                             const Destination &Dest, const Expr *E) {
   DiagKind Kind = Dest.Kind == Destination::Argument ? DiagKind::CallArgument
@@ -1470,14 +1482,8 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                                                      : DiagKind::Assignment;
   if (!H)
     return; // nothing to record: a check changes no fact
-  // A declared variable or field reset to an undefined tensor keeps its
-  // declared type: nothing to check (docs/plugin.md, undefined tensors).
-  if ((Dest.Kind == Destination::FieldAssign ||
-       Dest.Kind == Destination::FieldInit ||
-       Dest.Kind == Destination::VarInit ||
-       Dest.Kind == Destination::VarAssign) &&
-      isUndefinedTensor(E, Types))
-    return;
+  if (isUndefinedReset(Dest, E, Types))
+    return; // the declared type stays: nothing to check
   struct Mismatch {
     const AxisEntry *Entry;
     AxisId Axis;

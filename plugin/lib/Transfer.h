@@ -345,10 +345,12 @@ private:
                    const Operands &Ops,
                    llvm::ArrayRef<const OperandSource *> Tensors,
                    llvm::ArrayRef<AxisId> Placed, Value &Out);
-  /// Why \p F, a V on \p Axis, has no known shard dim: an op lost it
-  /// (OpDidNotSay, or the reason recorded where it was lost), or its type
-  /// was declared V (DeclaredV).
-  core::ShardLossReason shardLossOf(const AxisFact &F, AxisId Axis) const;
+  /// Why \p E, a V on \p Axis with no known shard dim, has none:
+  /// DeclaredV when \p E names a parameter, variable or field whose own
+  /// declaration says V (not S(i)) on \p Axis and still holds it (the value
+  /// as declared); OpDidNotSay otherwise (computed by ops, whose dim strict
+  /// mode asks for).
+  core::ShardLossReason shardLossOf(const clang::Expr *E, AxisId Axis);
   /// Strict global mode: reports \p E when it is V on \p Axis with an
   /// unknown shard dim (\p Why: the reason, when the caller knows it).
   void checkUnknownShard(const Value &V, const clang::Expr *E, AxisId Axis,

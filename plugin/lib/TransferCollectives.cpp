@@ -347,7 +347,7 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   else if (F && F->knownType()) {
     if (Legal.ok())
       WrongAxis = checkReduceAxis(CE, *Call, In, Axis);
-    if (!WrongAxis && core::shard_dim_needed(*Call, shardLossOf(*F, Axis)))
+    if (!WrongAxis && core::shard_dim_needed(*Call, shardLossOf(X, Axis)))
       checkUnknownShard(In, X, Axis);
     if (Legal.ok() && !WrongAxis && !checkInnermost(CE, *Call, In, Axis) &&
         !checkShardInput(CE, *Call, In, Axis))

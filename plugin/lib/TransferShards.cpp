@@ -196,13 +196,18 @@ void Transfer::recordInferredInputs(const FunctionDecl *Callee,
   }
 }
 
-core::ShardLossReason Transfer::shardLossOf(const AxisFact &F,
-                                            AxisId Axis) const {
-  const Origin &O = F.originOf(types::V);
-  if (TU.ShardLoss.count({O.Loc.getRawEncoding(), Axis}) ||
-      O.Kind == OriginKind::Inferred)
-    return core::ShardLossReason::OpDidNotSay;
-  return core::ShardLossReason::DeclaredV;
+core::ShardLossReason Transfer::shardLossOf(const Expr *E, AxisId Axis) {
+  LValue L = lvalueOf(E);
+  const TypeAnnotation *A = L.Var     ? declaredType(L.Var)
+                            : L.Field ? TU.Table.typeOf(L.Field)
+                                      : nullptr;
+  if (A && L.Var && isRebindable(L.Var) && !holdsDeclared(L.Var, *A))
+    A = nullptr; // rebound: no longer the declared value
+  if (A)
+    for (const AxisEntry &Entry : A->Entries)
+      if (axis(Entry.Axis) == Axis && Entry.Type.kind == TypeKind::Varying)
+        return core::ShardLossReason::DeclaredV;
+  return core::ShardLossReason::OpDidNotSay;
 }
 
 void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
