@@ -215,6 +215,13 @@ Status check_asserted_partial(std::string_view axis, long have) {
   return e;
 }
 
+bool shard_dim_needed(const CollectiveCall& call, ShardLossReason why) {
+  if (call.expert_mode) return false;
+  if (call.src.is_shard()) return true;
+  if (call.src.kind != TypeKind::Partial) return false;
+  return why != ShardLossReason::DeclaredV;
+}
+
 TypeError shard_loss(ShardLossReason why, std::string_view op,
                      std::string_view axis, std::size_t operand, long dim) {
   const std::string arg = "args[" + std::to_string(operand) + "]";

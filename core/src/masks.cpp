@@ -135,4 +135,6 @@ bool gives_values(std::string_view op, std::size_t index) {
            n == "reshape_as");
 }
 
+PerAxisType zeroed_rows_type() { return types::P; }
+
 }  // namespace spmd::core

@@ -1274,7 +1274,12 @@ Result<AxisOutcome> unsqueeze(const ShapeInput& s, const ShardingArgs& args) {
 }
 
 // expand / broadcast_to / expand_as: new leading dims; the sharded dim must
-// keep its local extent.
+// keep its local extent. A size at the sharded dim that is not a constant
+// (GQA's `k.unsqueeze(2).expand({n, kv_heads, rep, d})`, sizes held in
+// variables) is read as that extent: the only size torch's expand takes there
+// unless the extent is 1, and a rank's one element repeated in place keeps
+// each rank's block its block (as repeat_interleave by a count does). The
+// number of sizes, the result's rank, is known from the list.
 Result<AxisOutcome> expand(const ShapeInput& s, const std::string& name,
                            const std::vector<AxisArg>& ts,
                            const ShardingArgs& args) {
@@ -1306,7 +1311,6 @@ Result<AxisOutcome> expand(const ShapeInput& s, const std::string& name,
             std::string(s.axis) + " shards that dim",
         "expand the dim before sharding it, or " + gather_fix(s.axis, 0, d));
   }
-  if (!t) return unknown(out_rank);
   return s.keep(out_rank, d + lead);
 }
 

@@ -259,15 +259,16 @@ Tensor EmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R, spmd::rank(2))
   auto rows = at::embedding(weight, local_ids);
   if (!GPT_BUG_ON(embedding_not_masked))  // BUG(embedding_not_masked): no mask
     rows = rows.masked_fill(outside.unsqueeze(-1), 0.0);
-  // One owner per token: a pending sum. Without the fill the plugin knows
-  // the rows are unmasked and rejects the reinterpret.
-  auto partial =
-      spmd::reinterpret(rows, tp, V, P);  // BUG(embedding_not_masked)
+  // One owner per token: the zeroed rows are a pending sum, P (global mode
+  // types them so: no reinterpret). Without the fill the plugin knows the
+  // rows are unmasked and rejects their reduce_scatter.
+  auto partial = rows;
   SPMD_TYPE(dp = V, tp = S(0), spmd::rank(3)) Tensor x;
   if (GPT_BUG_ON(embedding_not_reduced))
     x = partial.narrow(0, seq_start, seq_local);  // BUG(embedding_not_reduced)
   else
-    x = spmd::reduce_scatter(partial, tp, P, S(0));  // [seq/tp, b, hidden]
+    x = spmd::reduce_scatter(partial, tp, P,  // BUG(embedding_not_masked)
+                             S(0));           // [seq/tp, b, hidden]
   // Positions of this rank's tokens: this rank's chunk of the R table
   // (convert R -> S(0) slices, no communication; its backward zero-pads, so
   // the gradient of `position` is a partial sum over tp, summed in the

@@ -1505,6 +1505,50 @@ Transfer::tupleOrderDiffers(const Value &V, int D, const TypeAnnotation &Want,
   return std::nullopt;
 }
 
+/// Whether \p E makes an undefined tensor: `torch::Tensor()`,
+/// `torch::Tensor{}` or `{}` of a tensor type (a reset, as a cache's
+/// clear() writes it). It holds no data, so it has no SPMD type to give.
+static bool isUndefinedTensor(const Expr *E, TypeClassifier &Types) {
+  for (int Depth = 0; E && Depth < 6; ++Depth) {
+    E = E->IgnoreImplicit();
+    if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(E)) {
+      E = FC->getSubExpr();
+      continue;
+    }
+    if (const auto *ILE = dyn_cast<InitListExpr>(E)) {
+      if (ILE->getNumInits() == 1) {
+        E = ILE->getInit(0);
+        continue;
+      }
+      return ILE->getNumInits() == 0 && Types.isTensor(ILE->getType());
+    }
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+      if (CE->getNumArgs() == 1 && CE->getConstructor() &&
+          (CE->getConstructor()->isCopyOrMoveConstructor())) {
+        E = CE->getArg(0);
+        continue;
+      }
+      return CE->getNumArgs() == 0 && Types.isTensor(CE->getType());
+    }
+    if (isa<ImplicitValueInitExpr, CXXScalarValueInitExpr>(E))
+      return Types.isTensor(E->getType());
+    return false;
+  }
+  return false;
+}
+
+/// Whether \p E, stored into the declared variable or field of \p Dest,
+/// is an undefined tensor (isUndefinedTensor): a reset, which keeps the
+/// declared type.
+static bool isUndefinedReset(const Destination &Dest, const Expr *E,
+                             TypeClassifier &Types) {
+  bool Stores = Dest.Kind == Destination::FieldAssign ||
+                Dest.Kind == Destination::FieldInit ||
+                Dest.Kind == Destination::VarInit ||
+                Dest.Kind == Destination::VarAssign;
+  return Stores && isUndefinedTensor(E, Types);
+}
+
 void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                             const Destination &Dest, const Expr *E) {
   DiagKind Kind = Dest.Kind == Destination::Argument ? DiagKind::CallArgument
@@ -1512,6 +1556,8 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
                                                      : DiagKind::Assignment;
   if (!H)
     return; // nothing to record: a check changes no fact
+  if (isUndefinedReset(Dest, E, Types))
+    return; // the declared type stays: nothing to check
   struct Mismatch {
     const AxisEntry *Entry;
     AxisId Axis;

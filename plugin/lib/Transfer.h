@@ -26,6 +26,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <spmd/core/global_collectives.h>
 #include <spmd/core/propagation.h>
 #include <spmd/core/sharding_propagation.h>
 
@@ -393,6 +394,12 @@ private:
                    const Operands &Ops,
                    llvm::ArrayRef<const OperandSource *> Tensors,
                    llvm::ArrayRef<AxisId> Placed, Value &Out);
+  /// Why \p E, a V on \p Axis with no known shard dim, has none:
+  /// DeclaredV when \p E names a parameter, variable or field whose own
+  /// declaration says V (not S(i)) on \p Axis and still holds it (the value
+  /// as declared); OpDidNotSay otherwise (computed by ops, whose dim strict
+  /// mode asks for).
+  core::ShardLossReason shardLossOf(const clang::Expr *E, AxisId Axis);
   /// Strict global mode: reports \p E when it is V on \p Axis with an
   /// unknown shard dim (\p Why: the reason, when the caller knows it).
   void checkUnknownShard(const Value &V, const clang::Expr *E, AxisId Axis,

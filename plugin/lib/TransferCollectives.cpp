@@ -347,8 +347,7 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   else if (F && F->knownType()) {
     if (Legal.ok())
       WrongAxis = checkReduceAxis(CE, *Call, In, Axis);
-    if (!WrongAxis && !Call->expert_mode &&
-        (Call->src.is_shard() || Call->src.kind == TypeKind::Partial))
+    if (!WrongAxis && core::shard_dim_needed(*Call, shardLossOf(X, Axis)))
       checkUnknownShard(In, X, Axis);
     if (Legal.ok() && !WrongAxis && !checkInnermost(CE, *Call, In, Axis) &&
         !checkShardInput(CE, *Call, In, Axis))

@@ -382,8 +382,19 @@ Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
   std::optional<core::TensorType> BeforeT;
   if (!BeforeKnown.empty())
     BeforeT = BeforeKnown;
-  core::Result<core::TensorType> After =
-      core::apply_inplace(std::string(Name), BeforeT, knownPart(Out), false);
+  // Rows of a vocab-parallel lookup zeroed in place (`rows.masked_fill_(m,
+  // 0)`) are the same local data, now known to be a pending sum
+  // (core::zeroed_rows_type): spec 8.1's V -> P refinement, not a change of
+  // type; the in-place rule and a declared destination see the V.
+  Value AsLocal = Out;
+  for (const auto &[A, F] : Before.axes()) {
+    const AxisFact *OF = Out.get(A);
+    if (F.Shard == AxisFact::UnmaskedRows && F.knownType() && OF &&
+        OF->knownType() && OF->knownType()->kind == TypeKind::Partial)
+      AsLocal.set(A, AxisFact::known(types::V, F.originOf(types::V)));
+  }
+  core::Result<core::TensorType> After = core::apply_inplace(
+      std::string(Name), BeforeT, knownPart(AsLocal), false);
   if (!After.ok()) {
     Problem P;
     P.Kind = DiagKind::InPlace;
@@ -408,7 +419,7 @@ Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
     D.Kind = Destination::InPlaceResult;
     D.Mutated = Mutated;
     D.Declared = A;
-    checkAgainst(Out, *A, D, CE);
+    checkAgainst(AsLocal, *A, D, CE);
     return Before;
   }
   if (VD && Types.isTensor(VD->getType()))

@@ -202,6 +202,20 @@ void Transfer::recordInferredInputs(const FunctionDecl *Callee,
   }
 }
 
+core::ShardLossReason Transfer::shardLossOf(const Expr *E, AxisId Axis) {
+  LValue L = lvalueOf(E);
+  const TypeAnnotation *A = L.Var     ? declaredType(L.Var)
+                            : L.Field ? TU.Table.typeOf(L.Field)
+                                      : nullptr;
+  if (A && L.Var && isRebindable(L.Var) && !holdsDeclared(L.Var, *A))
+    A = nullptr; // rebound: no longer the declared value
+  if (A)
+    for (const AxisEntry &Entry : A->Entries)
+      if (axis(Entry.Axis) == Axis && Entry.Type.kind == TypeKind::Varying)
+        return core::ShardLossReason::DeclaredV;
+  return core::ShardLossReason::OpDidNotSay;
+}
+
 void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
                                  std::optional<core::TypeError> Why) {
   if (!globalAxis(Axis) || !TU.Opts.Strict || !E || V.fromError() ||
@@ -450,8 +464,9 @@ void Transfer::propagateUnmaskedRows(const CallExpr *CE, llvm::StringRef Canon,
   // An op that zeroes the marked rows where a mask says (masked_fill(mask,
   // 0), a product with a 0/1 mask, where with a 0 branch: core::zero_fills)
   // zeroes the rows of indices this rank does not hold (which mask: not
-  // checked, see docs/plugin.md); any other op keeps the mark on a V
-  // result. The result's mask kind (a comparison, a conversion of a mask,
+  // checked, see docs/plugin.md), so its result is their pending sum, P;
+  // any other op keeps the mark on a V result. The result's mask kind (a
+  // comparison, a conversion of a mask,
   // ...) is core::mask_result's.
   std::vector<core::MaskOperand> Masks;
   Masks.reserve(Ops.Sources.size());
@@ -473,9 +488,15 @@ void Transfer::propagateUnmaskedRows(const CallExpr *CE, llvm::StringRef Canon,
         Zeroed = core::zero_fills(Canon, Masks, I);
         Checked = true;
       }
-      if (Zeroed)
-        continue;
       const AxisFact *OF = Out.get(A);
+      if (Zeroed) {
+        // The rank's own rows, zeros elsewhere: the pending sum of the
+        // lookup (core::zeroed_rows_type), typed here.
+        if (OF && OF->knownType() && OF->knownType()->kind == TypeKind::Varying)
+          Out.set(A, AxisFact::known(core::zeroed_rows_type(),
+                                     {CE->getExprLoc(), OriginKind::Inferred}));
+        continue;
+      }
       std::optional<PerAxisType> K = OF ? OF->knownType() : std::nullopt;
       if (!K || K->kind != TypeKind::Varying)
         continue;

@@ -510,6 +510,23 @@ TEST(SrcShardRankDependent, ExplainsOnlyOppositeSignsWithoutRank) {
   EXPECT_FALSE(src_shard_rank_dependent(Call(C::AllGather, S(1), R), 0, {}));
 }
 
+TEST(ShardDimNeeded, ADeclaredVSummedAsPNeedsNoDim) {
+  using W = ShardLossReason;
+  // src = P: a declared V is summed as it is (spec 7.2's implicit V -> P) ...
+  EXPECT_FALSE(shard_dim_needed(Call(C::AllReduce, P, R), W::DeclaredV));
+  EXPECT_FALSE(shard_dim_needed(Call(C::ReduceScatter, P, S(0)), W::DeclaredV));
+  // ... a V whose dim an op lost may be a shard (issue 11): needed.
+  EXPECT_TRUE(shard_dim_needed(Call(C::AllReduce, P, R), W::OpDidNotSay));
+  EXPECT_TRUE(shard_dim_needed(Call(C::AllReduce, P, I), W::RuleUndecided));
+  // src = S(i) checks the dim, declared V or not.
+  EXPECT_TRUE(shard_dim_needed(Call(C::AllGather, S(0), R), W::DeclaredV));
+  // src = V and expert mode: no.
+  EXPECT_FALSE(shard_dim_needed(Call(C::AllGather, V, R), W::OpDidNotSay));
+  CollectiveCall expert = Call(C::AllReduce, P, R);
+  expert.expert_mode = true;
+  EXPECT_FALSE(shard_dim_needed(expert, W::OpDidNotSay));
+}
+
 TEST(CheckUnmaskedRowsInput, RowsOutsideTheShardAreNotAPendingSum) {
   auto r = check_unmasked_rows_input(Call(C::AllReduce, P, R), "tp");
   ASSERT_TRUE(FailsWith(

@@ -98,6 +98,8 @@ TEST(ZeroFills, WhereWithAZeroBranch) {
   EXPECT_FALSE(zero_fills("where", {kPlain, kPlain, num(0)}, 0));
 }
 
+TEST(ZeroedRows, ArePartial) { EXPECT_EQ(zeroed_rows_type(), types::P); }
+
 TEST(GivesValues, ShapeAndDtypeReferencesDoNot) {
   EXPECT_TRUE(gives_values(".type_as", 0));
   EXPECT_FALSE(gives_values(".type_as", 1));

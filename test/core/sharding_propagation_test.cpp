@@ -654,6 +654,18 @@ INSTANTIATE_TEST_SUITE_P(
                      Sizes({2, -1, 5}),
                      "{tp: S(1)} PartitionSpec(None, tp, None)",
                      {}},
+            // A size that is not a constant at the sharded dim is read as
+            // its local extent (GQA's repeat with sizes in variables).
+            PropCase{"expand_unknown_size_keeps_shard",
+                     "expand",
+                     {G("{tp: S(0)}", {4, 1})},
+                     [] {
+                       ShardingArgs a = Sizes({2, 0, 5});
+                       a.sizes[1] = std::nullopt;
+                       return a;
+                     }(),
+                     "{tp: S(1)} PartitionSpec(None, tp, None)",
+                     {}},
             PropCase{"expand_sharded_dim",
                      "expand",
                      {G("{tp: S(1)}", {4, 1})},

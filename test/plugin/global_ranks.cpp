@@ -68,10 +68,16 @@ Tensor transpose_without_rank(SPMD_TYPE(tp = S(-1)) const Tensor& x) {
   return spmd::all_gather(y, tp, S(0), R); // global-warning {{'y' is sharded on axis 'tp' on an unknown dim (global mode): args[0] is S(-1) but its rank is unknown, so transpose cannot place the shard; annotate the operand's rank, e.g. [[spmd::type(tp = S(-1), spmd::rank(3))]]}}
 }
 
-// A plain V in global mode has no dim.
+// A plain V in global mode has no dim: reduced as P as it is declared, it
+// needs none (strict_declared_v_reduce.cpp); gathered as S(0), it does.
 SPMD_TYPE(tp = R)
-Tensor plain_varying(SPMD_TYPE(tp = V) const Tensor& x) { // global-note {{type V on axis 'tp' declared here}}
-  return spmd::all_reduce(x, tp, P, R); // global-warning {{'x' is sharded on axis 'tp' on an unknown dim (global mode): its type says V, not S(i)}}
+Tensor plain_varying(SPMD_TYPE(tp = V) const Tensor& x) {
+  return spmd::all_reduce(x, tp, P, R);
+}
+
+SPMD_TYPE(tp = R)
+Tensor plain_varying_gathered(SPMD_TYPE(tp = V) const Tensor& x) { // global-note {{type V on axis 'tp' declared here}}
+  return spmd::all_gather(x, tp, S(0), R); // global-warning {{'x' is sharded on axis 'tp' on an unknown dim (global mode): its type says V, not S(i)}}
 }
 
 // S(-1) against src S(0): one dim only for rank 1.

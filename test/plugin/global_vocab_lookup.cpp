@@ -1,8 +1,8 @@
 // Global mode: a lookup in a table sharded by rows (vocab-parallel
-// embedding) is each rank's rows, V; it becomes a pending sum only after the
-// rows of indices outside this rank's shard are zeroed (masked_fill with 0).
-// Summing (src = P) or reinterpreting as P before that is rejected, through
-// any number of ops. at::embedding takes the table first; a replicated table
+// embedding) is each rank's rows, V; it becomes a pending sum, P, once the
+// rows of indices outside this rank's shard are zeroed (masked_fill with 0;
+// global_masked_lookup_partial.cpp). Summing (src = P) or reinterpreting as
+// P before that is rejected, through any number of ops. at::embedding takes the table first; a replicated table
 // with sequence-sharded indices keeps the indices' shard. The second run
 // shows that local mode (S(i) reads as V) has no such rule.
 // RUN-PLUGIN: -Xclang -verify=global -fplugin-arg-spmd-check-global
@@ -19,8 +19,7 @@ Tensor masked(SPMD_TYPE(tp = S(0)) const Tensor& weight,
   auto ids = (tokens - v0).masked_fill(outside, 0);
   auto rows = at::embedding(weight, ids);
   rows = rows.masked_fill(outside.unsqueeze(-1), 0.0);
-  auto partial = spmd::reinterpret(rows, tp, V, P);
-  return spmd::reduce_scatter(partial, tp, P, S(0));
+  return spmd::reduce_scatter(rows, tp, P, S(0));
 }
 
 SPMD_TYPE(tp = I)
@@ -30,7 +29,7 @@ Tensor masked_in_place(SPMD_TYPE(tp = S(0)) const Tensor& weight,
   auto outside = tokens.lt(v0) | tokens.ge(v1);
   auto rows = torch::embedding(weight, (tokens - v0).masked_fill(outside, 0));
   rows.masked_fill_(outside.unsqueeze(-1), 0);  // an int 0 zeroes too
-  return spmd::all_reduce(spmd::reinterpret(rows, tp, V, P), tp, P, I);
+  return spmd::all_reduce(rows, tp, P, I);
 }
 
 // Scaled after the mask: still masked.
@@ -39,7 +38,7 @@ Tensor masked_then_scaled(SPMD_TYPE(tp = S(0)) const Tensor& weight,
                           SPMD_TYPE(tp = R) const Tensor& ids,
                           SPMD_TYPE(tp = R) const Tensor& outside) {
   auto rows = at::embedding(weight, ids).masked_fill(outside, 0.0) * 2.0;
-  return spmd::all_reduce(spmd::reinterpret(rows, tp, V, P), tp, P, I);
+  return spmd::all_reduce(rows, tp, P, I);
 }
 
 // --- unmasked: rejected where it is summed ---------------------------------
@@ -74,15 +73,16 @@ Tensor filled_with_one(SPMD_TYPE(tp = S(0)) const Tensor& weight,
   return spmd::all_reduce(spmd::reinterpret(rows, tp, V, P), tp, P, I); // global-error {{not zeroed}} global-note {{zero them first}}
 }
 
-// Masked on one path only: may be unmasked.
+// Masked on one path only: the unmasked rows (V) on one path, their pending
+// sum (P) on the other.
 SPMD_TYPE(tp = I)
 Tensor masked_on_one_path(SPMD_TYPE(tp = S(0)) const Tensor& weight,
                           SPMD_TYPE(tp = R) const Tensor& ids,
                           SPMD_TYPE(tp = R) const Tensor& outside, bool mask) {
   auto rows = at::embedding(weight, ids); // global-note {{type V on axis 'tp' inferred from this operation}}
   if (mask)
-    rows = rows.masked_fill(outside, 0.0);
-  return spmd::all_reduce(spmd::reinterpret(rows, tp, V, P), tp, P, I); // global-error {{not zeroed}} global-note {{zero them first}}
+    rows = rows.masked_fill(outside, 0.0); // global-note {{type P on axis 'tp' inferred from this operation}}
+  return spmd::all_reduce(spmd::reinterpret(rows, tp, V, P), tp, P, I); // global-error {{'rows' has type V on axis 'tp' on one path and P on another}}
 }
 
 // --- the other layouts of the table and the indices ------------------------

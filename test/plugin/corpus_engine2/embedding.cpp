@@ -24,9 +24,8 @@ torch::Tensor VocabParallelEmbeddingImpl::forward(torch::Tensor input) {
   masked_input.masked_fill_(input_mask, 0);
   auto output = F::embedding(masked_input, weight_);
   output.masked_fill_(input_mask.unsqueeze(-1), 0);
-  // the masked rows are this rank's term of the sum (first_try.cpp: the
-  // wrapper's P parameter does not take the V that all_reduce would)
-  return reduce_from_tp_region(spmd::reinterpret(output, tp, V, P), args_);
+  // the masked rows are this rank's term of the sum: P (first_try.cpp (2))
+  return reduce_from_tp_region(output, args_);
 }
 
 ParallelEmbeddingImpl::ParallelEmbeddingImpl(int64_t num_embeddings,

@@ -37,9 +37,11 @@ class RowParallelFirstTryImpl : public torch::nn::Module {
   ParallelArgs args_;
 };
 
-// (2) The masked vocab-parallel lookup handed to the reduce wrapper: the
-// wrapper's parameter says P, and a masked V is not accepted there (an
-// spmd::all_reduce(output, tp, P, R) in its place would accept it).
+// (2) The masked vocab-parallel lookup handed to the reduce wrapper, whose
+// parameter says P. Learned: rows zeroed outside the rank's shard are the
+// pending sum of the lookup, P (test/plugin/global_masked_lookup_partial.cpp,
+// docs/type-system.md "Masked lookups are P"); they used to stay V, which a
+// P parameter does not take.
 SPMD_TYPE(tp = R, spmd::rank(2))
 torch::Tensor vocab_lookup_first_try(
     SPMD_TYPE(tp = R, spmd::rank(1)) torch::Tensor input,
@@ -86,8 +88,10 @@ torch::Tensor scores_first_try(QKVParallelLinear& qkv_proj,
 }
 
 // (5) GQA's kv repeat written inline (unsqueeze, expand, reshape) with an
-// assert_type after the reshape, as the docs say for a view: the expand's
-// sizes are not constants, so the shard is lost one op earlier.
+// assert_type after the reshape, as the docs say for a view. Learned: an
+// expand whose sizes are not constants keeps the shard
+// (test/plugin/global_expand_variable_sizes.cpp); it used to be lost one op
+// before the assert_type.
 SPMD_TYPE(tp = S(1), spmd::rank(3))
 torch::Tensor repeat_kv_first_try(
     SPMD_TYPE(tp = S(1), spmd::rank(3)) torch::Tensor k, int64_t n_tokens,
@@ -100,8 +104,9 @@ torch::Tensor repeat_kv_first_try(
 }
 
 // (6) Each replica's loss, typed dp = V, summed by all_reduce(P -> R)
-// (the implicit V -> P): strict global mode asks for its shard dim although
-// docs/plugin.md says a V annotated without a dim is not reported.
+// (the implicit V -> P). Learned: a V declared V (not S(i)) reduced as P
+// needs no shard dim (test/plugin/strict_declared_v_reduce.cpp); strict
+// global mode used to ask for it.
 SPMD_MESH(dp, tp)
 SPMD_TYPE(dp = R, tp = R)
 torch::Tensor average_loss_first_try(

@@ -26,7 +26,9 @@ Tensor VocabParallelEmbeddingImpl::forward(SPMD_TYPE(dp = V, tp = R)
   auto local_tokens = (tokens - start_).masked_fill(outside, 0);
   auto rows = torch::embedding(weight_, local_tokens);
   rows.masked_fill_(outside.unsqueeze(-1), 0.0);
-  auto partial = spmd::reinterpret(rows, tp, V, P);
+  // Zeroed outside the shard: the pending sum of the lookup (P), no
+  // reinterpret (docs/plugin.md "Vocab-parallel lookups").
+  auto partial = rows;
   return spmd::all_reduce(partial, tp, P, I);
 }
 

@@ -86,7 +86,7 @@ MUTANTS = [
          replacement="""  return spmd::all_gather(rows, tp, S(0), I);""",
          desc="all_gather of the vocab-parallel lookup, a pending sum (needed "
               "all_reduce)",
-         typeable=True, expected="missed"),
+         typeable=True, expected="caught"),
     dict(id="all_gather_wrong_dim", file="parallel_regions.cpp",
          original="""  return spmd::all_gather(x, tp, S(-1), I);""",
          replacement="""  return spmd::all_gather(x, tp, S(0), I);""",
@@ -149,7 +149,7 @@ MUTANTS = [
     dict(id="embedding_not_masked", file="embedding.cpp",
          original="""  rows.masked_fill_(outside.unsqueeze(-1), 0.0);""",
          replacement="""  rows.masked_fill_(outside.unsqueeze(-1), 1.0);""",
-         at="""  auto partial = spmd::reinterpret(rows, tp, V, P);""",
+         at="""  return spmd::all_reduce(partial, tp, P, I);""",
          desc="rows of tokens owned by another rank not zeroed before the sum "
               "(global mode: a lookup in a row-sharded table is a pending sum "
               "only after masked_fill(mask, 0))",

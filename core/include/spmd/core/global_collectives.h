@@ -114,6 +114,16 @@ enum class ShardLossReason {
   DeclaredV,            ///< the V comes from a type that says V, not S(i)
 };
 
+/// Whether `call` needs the shard dim of a V input whose dim is unknown
+/// for `why` (strict mode reports it when it does). A collective with src
+/// S(i) does, to check the dim. One with src P (the implicit V -> P of spec
+/// §7.2 step 3) does too, to tell a shard from a pending sum (issue 11),
+/// except for DeclaredV, the value as declared V (a front end passes it for
+/// an input that names a declaration saying V, not S(i)): per-rank values
+/// with no global tensor behind them (spec §2.1), which is what the implicit
+/// V -> P sums. Other calls: no.
+bool shard_dim_needed(const CollectiveCall& call, ShardLossReason why);
+
 /// The reason `why` as a TypeError (message, and a fix where one helps)
 /// naming `axis`; `dim` is the operand's shard dim (OperandRankUnknown).
 TypeError shard_loss(ShardLossReason why, std::string_view op,

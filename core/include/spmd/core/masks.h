@@ -12,6 +12,8 @@
 #ifndef SPMD_CORE_MASKS_H
 #define SPMD_CORE_MASKS_H
 
+#include <spmd/core/per_axis_type.h>
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -68,6 +70,16 @@ bool zero_fills(std::string_view op, const std::vector<MaskOperand>& operands,
 /// the rows' values are (zeroed or not) follows the operands that give
 /// values only.
 bool gives_values(std::string_view op, std::size_t index);
+
+/// The type, on the axis that shards the table by rows, of looked-up rows
+/// once an op zeroes them (zero_fills): P. Each rank then holds its own rows
+/// and zeros elsewhere, so the sum over the axis is the whole lookup: the
+/// pending sum that the embedding sharding rule gives the masked lookup
+/// (DTensor's masked partial). Such a value is accepted where P is declared
+/// and rejected where a shard is (an all_gather, a parameter S(i)); a
+/// `reinterpret(x, V, P)` of it is a reinterpret of a P (docs/type-system.md
+/// "Masked lookups are P").
+PerAxisType zeroed_rows_type();
 
 }  // namespace spmd::core
 
