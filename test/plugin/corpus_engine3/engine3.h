@@ -21,6 +21,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -42,9 +43,14 @@ struct TransformerConfig {
   double moe_aux_loss_coeff = 1e-2;
   int64_t moe_ffn_hidden_size = 2816;
   double layernorm_epsilon = 1e-5;
-  bool sequence_parallel = true;
+  bool sequence_parallel = true;  // checked at construction: see below
   bool add_bias_linear = true;
 };
+
+/// This engine always runs the blocks with sequence parallelism: the layers'
+/// layout flag is this constant (the plugin types a layer in the layout its
+/// constructor argument chooses, which must be a compile-time constant).
+inline constexpr bool kSequenceParallel = true;
 
 /// The process groups of this rank (Megatron's parallel_state).
 class ParallelState {
@@ -117,7 +123,9 @@ class RowParallelLinearImpl : public torch::nn::Module {
 
  private:
   SPMD_TYPE(tp = S(1), spmd::rank(2)) Tensor weight_;
-  SPMD_TYPE(tp = R, spmd::rank(1)) c10::optional<Tensor> bias_;
+  // I: its gradient is whole on tp without sequence parallelism; with it,
+  // forward converts it to R (the backward sums the gradient over tp).
+  SPMD_TYPE(tp = I, spmd::rank(1)) c10::optional<Tensor> bias_;
   bool sequence_parallel_;
   ParallelState ps_;
 };
@@ -166,7 +174,7 @@ class TopKRouterImpl : public torch::nn::Module {
   std::tuple<Tensor, Tensor> forward(
       SPMD_TYPE(tp = S(0), ep = V, spmd::rank(2)) const Tensor& tokens);
   /// GShard load-balancing loss of this micro-batch's routing.
-  SPMD_TYPE(tp = I, ep = V)
+  SPMD_TYPE(tp = I, ep = P)
   Tensor aux_loss(SPMD_TYPE(tp = S(0), ep = V, spmd::rank(2))
                       const Tensor& tokens,
                   SPMD_TYPE(tp = S(0), ep = V, spmd::rank(2))
@@ -203,7 +211,7 @@ class MoELayerImpl : public torch::nn::Module {
   SPMD_TYPE(tp = S(0), ep = V, spmd::rank(3))
   Tensor forward(SPMD_TYPE(tp = S(0), ep = V, spmd::rank(3))
                      const Tensor& hidden,
-                 SPMD_TYPE(tp = I, ep = V) Tensor& aux_loss);
+                 SPMD_TYPE(tp = I, ep = P) Tensor& aux_loss);
 
  private:
   TopKRouter router_{nullptr};
@@ -222,7 +230,7 @@ class TransformerLayerImpl : public torch::nn::Module {
   TransformerLayerImpl(const TransformerConfig& config, const ParallelState& ps);
   SPMD_TYPE(tp = S(0), ep = V, spmd::rank(3))
   Tensor forward(SPMD_TYPE(tp = S(0), ep = V, spmd::rank(3)) Tensor hidden,
-                 SPMD_TYPE(tp = I, ep = V) Tensor& aux_loss);
+                 SPMD_TYPE(tp = I, ep = P) Tensor& aux_loss);
 
  private:
   SequenceParallelLayerNorm input_layernorm_{nullptr};
@@ -243,7 +251,7 @@ struct LayerParams {
   SPMD_TYPE(dp = R, ep = R, tp = S(0), spmd::rank(2)) Tensor qkv_weight;
   SPMD_TYPE(dp = R, ep = R, tp = S(0), spmd::rank(1)) Tensor qkv_bias;
   SPMD_TYPE(dp = R, ep = R, tp = S(1), spmd::rank(2)) Tensor proj_weight;
-  SPMD_TYPE(dp = R, ep = R, tp = R, spmd::rank(1)) Tensor proj_bias;
+  SPMD_TYPE(dp = R, ep = R, tp = I, spmd::rank(1)) Tensor proj_bias;
   SPMD_TYPE(dp = R, ep = R, tp = R, spmd::rank(2)) Tensor router_weight;
   SPMD_TYPE(dp = R, ep = S(0), tp = R, spmd::rank(3)) Tensor expert_w1;
   SPMD_TYPE(dp = R, ep = S(0), tp = R, spmd::rank(3)) Tensor expert_w2;

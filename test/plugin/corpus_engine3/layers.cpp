@@ -50,7 +50,12 @@ Tensor RowParallelLinearImpl::forward(const Tensor& input) {
     output = reduce_from_tensor_model_parallel_region(output_parallel, ps_);
   }
   if (bias_.has_value()) {
-    output = output + bias_.value();
+    if (sequence_parallel_) {
+      // Added on this rank's tokens only: the gradient is a partial sum.
+      output = output + spmd::convert(bias_.value(), tp, I, R);
+    } else {
+      output = output + bias_.value();
+    }
   }
   return output;
 }

@@ -35,10 +35,10 @@ Tensor decoder_forward(SPMD_TYPE(tp = I, ep = V, spmd::rank(3))
                        std::vector<TransformerLayer>& layers,
                        SequenceParallelLayerNorm& final_layernorm,
                        const ParallelState& ps,
-                       SPMD_TYPE(tp = I, ep = V) Tensor& aux_total) {
+                       SPMD_TYPE(tp = I, ep = P) Tensor& aux_total) {
   auto hidden = scatter_to_sequence_parallel_region(embeddings, ps);
   for (auto& layer : layers) {
-    Tensor aux_loss;
+    SPMD_TYPE(tp = I, ep = P) Tensor aux_loss;
     hidden = layer(hidden, aux_loss);
     aux_total = aux_total + aux_loss;
   }

@@ -9,15 +9,16 @@ namespace mcore {
 /// Per expert, the indices of the tokens routed to it (in token order, up
 /// to `capacity`; `num_tokens` marks an empty slot) and their routing
 /// weights: two [E * C] tensors. A fused kernel (moe_kernels.cu).
-std::tuple<Tensor, Tensor> compute_capacity_slots(const Tensor& probs,
-                                                  const Tensor& top_indices,
-                                                  int64_t num_experts,
-                                                  int64_t capacity);
+SPMD_TYPE(tp = V, ep = V, spmd::rank(1))
+std::tuple<Tensor, Tensor> compute_capacity_slots(
+    SPMD_TYPE(tp = S(0), ep = V, spmd::rank(2)) const Tensor& probs,
+    SPMD_TYPE(tp = S(0), ep = V, spmd::rank(2)) const Tensor& top_indices,
+    int64_t num_experts, int64_t capacity);
 
 /// This rank's tokens copied into its expert slots: [E, C, h]. Each ep rank
 /// fills its own C slots of every expert, so the global buffer is
 /// [E, ep * C, h] split on dim 1.
-SPMD_LOCAL
+SPMD_LOCAL SPMD_MESH(tp, ep)
 SPMD_TYPE(tp = V, ep = S(1), spmd::rank(3))
 Tensor permute_to_capacity(SPMD_TYPE(tp = S(0), ep = V, spmd::rank(2))
                                const Tensor& tokens,
@@ -32,7 +33,7 @@ Tensor permute_to_capacity(SPMD_TYPE(tp = S(0), ep = V, spmd::rank(2))
 
 /// The experts' outputs back in token order, weighted and summed over each
 /// token's k experts: [T, h].
-SPMD_LOCAL
+SPMD_LOCAL SPMD_MESH(tp, ep)
 SPMD_TYPE(tp = S(0), ep = V, spmd::rank(2))
 Tensor unpermute_from_capacity(SPMD_TYPE(tp = V, ep = S(1), spmd::rank(3))
                                    const Tensor& expert_output,
@@ -68,7 +69,10 @@ Tensor TopKRouterImpl::aux_loss(const Tensor& tokens,
                                 const Tensor& top_indices) {
   auto probs = at::linear(tokens, weight_).softmax(-1);  // [T, E]
   // [T, k, E] -> [T, E]: which experts each token went to.
-  auto routing_map = at::one_hot(top_indices, num_experts_).sum({1});
+  SPMD_TYPE(tp = S(0), ep = V, spmd::rank(3))
+  Tensor expert_hits =
+      spmd::assert_type(at::one_hot(top_indices, num_experts_), {tp = S(0)});
+  auto routing_map = expert_hits.sum({1});
   // Over the whole sequence: this rank holds s/tp of the tokens.
   auto tokens_per_expert = spmd::all_reduce(routing_map.sum({0}), tp, P, I);
   auto probs_per_expert = spmd::all_reduce(probs.sum({0}), tp, P, I);
@@ -108,7 +112,8 @@ Tensor MoELayerImpl::forward(const Tensor& hidden, Tensor& aux_loss) {
   const int64_t s = hidden.size(0);
   const int64_t b = hidden.size(1);
   const int64_t h = hidden.size(2);
-  auto tokens = hidden.view({s * b, h});  // [T, h], T = s/tp * b
+  // [T, h], T = s/tp * b: still this rank's tokens.
+  auto tokens = spmd::assert_type(hidden.view({s * b, h}), {tp = S(0)});
   auto [probs, top_indices] = router_(tokens);
   aux_loss = router_->aux_loss(tokens, top_indices);
 
@@ -131,7 +136,7 @@ Tensor MoELayerImpl::forward(const Tensor& hidden, Tensor& aux_loss) {
   }
   auto output =
       unpermute_from_capacity(combined, slot_token, slot_weight, num_tokens);
-  return output.view({s, b, h});
+  return spmd::assert_type(output.view({s, b, h}), {tp = S(0)});
 }
 
 }  // namespace mcore
