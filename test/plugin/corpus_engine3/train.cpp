@@ -1,18 +1,19 @@
 // Megatron's finalize_model_grads and an SGD step: the sequence-parallel
-// parameters' gradients (LayerNorms, the router) summed over tp; the dense gradients summed over the data-parallel ranks
-// (dp and ep); the experts' gradients summed over dp only (each ep rank owns
-// its experts).
+// parameters' gradients (LayerNorms, the router) summed over tp; the dense
+// gradients summed over the data-parallel ranks (dp and ep); the experts'
+// gradients summed over dp only (each ep rank owns its experts).
+//
+// SPMD_MESH on the step: every gradient must be typed on all three axes. (A
+// reduction helper typed only on the axes it reduces, `SPMD_TYPE(dp = R,
+// ep = R) Tensor allreduce_dense_grad(SPMD_TYPE(dp = P, ep = P) ...)`, left
+// its result unknown on tp; without the mesh nothing, not even strict mode,
+// said so, and a LayerNorm gradient never summed over tp passed: see
+// first_try.cpp (8).)
 #include "engine3.h"
 
 namespace mcore {
 
-/// Sum of a dense parameter's gradient over the data-parallel ranks.
-SPMD_TYPE(dp = R, ep = R)
-Tensor allreduce_dense_grad(SPMD_TYPE(dp = P, ep = P) const Tensor& grad) {
-  auto g = spmd::all_reduce(grad, ep, P, R);
-  return spmd::all_reduce(g, dp, P, R);
-}
-
+SPMD_MESH(dp, ep, tp)
 void finalize_grads_and_step(LayerParams& p, const ParallelState& ps,
                              double lr) {
   // Sequence-parallel parameters: each tp rank saw its own tokens.
@@ -31,7 +32,6 @@ void finalize_grads_and_step(LayerParams& p, const ParallelState& ps,
   // tp; so is the row-parallel bias's (its convert(I, R) summed it).
   auto g_proj_b = spmd::assert_type(grad_of(p.proj_bias),
                                     {dp = P, ep = P, tp = I});
-  p.proj_bias.sub_(allreduce_dense_grad(g_proj_b) * lr);
   SPMD_TYPE(dp = P, ep = P, tp = S(0), spmd::rank(2))
   Tensor g_qkv_w = spmd::assert_type(grad_of(p.qkv_weight),
                                      {dp = P, ep = P, tp = S(0)});
@@ -42,14 +42,21 @@ void finalize_grads_and_step(LayerParams& p, const ParallelState& ps,
   Tensor g_proj_w = spmd::assert_type(grad_of(p.proj_weight),
                                       {dp = P, ep = P, tp = S(1)});
 
-  p.ln1_weight.sub_(allreduce_dense_grad(g_ln1_w) * lr);
-  p.ln1_bias.sub_(allreduce_dense_grad(g_ln1_b) * lr);
-  p.router_weight.sub_(allreduce_dense_grad(g_router) * lr);
-  // (allreduce_dense_grad's result has no rank: the sharded ones inline it.)
+  // Dense parameters: summed over the data-parallel ranks, dp and ep.
+  auto d_ln1_w = spmd::all_reduce(spmd::all_reduce(g_ln1_w, ep, P, R), dp, P, R);
+  auto d_ln1_b = spmd::all_reduce(spmd::all_reduce(g_ln1_b, ep, P, R), dp, P, R);
+  auto d_router =
+      spmd::all_reduce(spmd::all_reduce(g_router, ep, P, R), dp, P, R);
+  auto d_proj_b =
+      spmd::all_reduce(spmd::all_reduce(g_proj_b, ep, P, R), dp, P, R);
   auto d_qkv_w = spmd::all_reduce(spmd::all_reduce(g_qkv_w, ep, P, R), dp, P, R);
   auto d_qkv_b = spmd::all_reduce(spmd::all_reduce(g_qkv_b, ep, P, R), dp, P, R);
   auto d_proj_w =
       spmd::all_reduce(spmd::all_reduce(g_proj_w, ep, P, R), dp, P, R);
+  p.ln1_weight.sub_(d_ln1_w * lr);
+  p.ln1_bias.sub_(d_ln1_b * lr);
+  p.router_weight.sub_(d_router * lr);
+  p.proj_bias.sub_(d_proj_b * lr);
   p.qkv_weight.sub_(d_qkv_w * lr);
   p.qkv_bias.sub_(d_qkv_b * lr);
   p.proj_weight.sub_(d_proj_w * lr);
