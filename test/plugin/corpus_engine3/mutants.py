@@ -22,6 +22,15 @@ line where a user wants the error, default the first line of `original`;
 whether an SPMD type, global types included, can express the bug). The `at`
 lines were chosen before the mutants were run: the collective or op that is
 wrong; for a reduction left out, the line where the unreduced value is used.
+
+Predicted before the first run and recorded otherwise: dispatch_wrong_axis
+(predicted caught: the all_to_all over tp of a tp = V value passes, the ep
+shard is caught at the experts' call), router_topk_over_tokens (predicted
+caught, as softmax is: missed), sp_layernorm_grad_not_reduced and
+router_grad_not_reduced (predicted caught; missed while the step used a
+reduction helper typed only on dp and ep, caught since train.cpp declares
+SPMD_MESH and inlines the collectives), aux_counts_summed_over_experts
+(marked typeable before the run, wrongly).
 """
 
 MUTANTS = [
