@@ -117,12 +117,17 @@ class Tensor : public TensorBase {
   Tensor eq(const Tensor& other) const;
   Tensor gather(int64_t d, const Tensor& index) const;
   Tensor index_select(int64_t d, const Tensor& index) const;
+  Tensor& index_add_(int64_t d, const Tensor& index,
+                     const Tensor& source) const;
   Tensor log_softmax(int64_t d) const;
   Tensor log() const;
   Tensor rsqrt() const;
   Tensor square() const;
   std::tuple<Tensor, Tensor> max(int64_t d, bool keepdim = false) const;
   Tensor max() const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t d = -1,
+                                  bool largest = true,
+                                  bool sorted = true) const;
   Tensor logical_not() const;
   Tensor type_as(const Tensor& other) const;
   Tensor expand_as(const Tensor& other) const;
@@ -244,5 +249,6 @@ Tensor randn(IntArrayRef size);
 Tensor zeros_like(const Tensor& x);
 Tensor empty(IntArrayRef size);
 Tensor arange(const Scalar& end);
+Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
 
 }  // namespace at
