@@ -140,7 +140,9 @@ public:
   ReadResult read(TypeAnnotation &A, llvm::SmallVectorImpl<AxisEntry> &Parsed,
                   int &SpecRank, SourceLocation &SpecLoc) {
     while (true) {
+      size_t Start = Pos;
       if (!entry(A, Parsed, SpecRank, SpecLoc)) {
+        Pos = Start; // skip the whole entry, from outside its parentheses
         skipEntry();
       } else if (!atEntryEnd()) {
         bad(Pos, msg::EntryForm);

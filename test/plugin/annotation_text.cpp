@@ -108,3 +108,6 @@ struct Templated {
   SPMD_TYPE(tp = S(Dim)) Tensor t; // expected-warning {{arguments of 'spmd::type' that depend on template parameters are not supported; the annotation is ignored}}
   SPMD_TYPE(Axes::tp = R) Tensor u; // expected-warning {{arguments of 'spmd::type' that depend on template parameters are not supported}}
 };
+
+// A bad name inside a spec is one error; the entries after it are read.
+void spec_unknown(SPMD_TYPE(spmd::spec(xp, None), dp = Q) const Tensor& a); // expected-error {{unknown mesh axis 'xp'}} expected-error {{type of axis 'dp'}}

@@ -102,5 +102,5 @@ Tensor masked_reinterpreted(SPMD_TYPE(tp = S(0)) const Tensor& weight,
                             SPMD_TYPE(tp = R) const Tensor& tokens) {
   auto outside = tokens.lt(0) | tokens.ge(8);
   auto rows = at::embedding(weight, ids).masked_fill(outside.unsqueeze(-1), 0.0); // global-note {{type P on axis 'tp' inferred from this operation}}
-  return spmd::all_reduce(spmd::reinterpret(rows, tp, V, P), tp, P, R); // global-error {{reinterpret: expected input type V on axis tp, got P}} global-note {{did you mean src = P?}}
+  return spmd::all_reduce(spmd::reinterpret(rows, tp, V, P), tp, P, R); // global-error {{reinterpret: expected input type V on axis tp, got P}} global-note {{remove this spmd::reinterpret ('rows' is P already)}}
 }
