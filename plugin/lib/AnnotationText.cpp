@@ -132,8 +132,7 @@ struct Name {
 /// The reader of one annotation's text (AnnotationText.h).
 class TypeTextReader {
 public:
-  TypeTextReader(Sema &S, const StringLiteral *Lit,
-                 llvm::ArrayRef<Tok> Toks)
+  TypeTextReader(Sema &S, const StringLiteral *Lit, llvm::ArrayRef<Tok> Toks)
       : S(S), Toks(Toks),
         Locs(Lit, Toks, S.getSourceManager(), S.getLangOpts()) {}
 
@@ -325,11 +324,11 @@ private:
         return std::nullopt;
       }
       const auto *VD = dyn_cast_or_null<VarDecl>(D);
-      const APValue *V = VD && VD->getType()->isIntegralOrEnumerationType() &&
-                                 VD->isUsableInConstantExpressions(
-                                     S.getASTContext())
-                             ? VD->evaluateValue()
-                             : nullptr;
+      const APValue *V =
+          VD && VD->getType()->isIntegralOrEnumerationType() &&
+                  VD->isUsableInConstantExpressions(S.getASTContext())
+              ? VD->evaluateValue()
+              : nullptr;
       if (!V || !V->isInt())
         return std::nullopt;
       const_cast<VarDecl *>(VD)->setReferenced();
@@ -392,8 +391,8 @@ private:
     std::optional<PerAxisType> T = type();
     if (!T || !atEntryEnd()) {
       if (!Dependent) {
-        S.Diag(loc(TypeAt), customDiag(S, DiagnosticsEngine::Error,
-                                       msg::TypeNotConstant))
+        S.Diag(loc(TypeAt),
+               customDiag(S, DiagnosticsEngine::Error, msg::TypeNotConstant))
             << Entry.Axis << "spmd::type";
         Errors = true;
       }
@@ -488,8 +487,8 @@ private:
 } // namespace
 
 ReadResult readTypeText(Sema &S, const StringLiteral *Text, TypeAnnotation &A,
-                        llvm::SmallVectorImpl<AxisEntry> &Parsed,
-                        int &SpecRank, SourceLocation &SpecLoc) {
+                        llvm::SmallVectorImpl<AxisEntry> &Parsed, int &SpecRank,
+                        SourceLocation &SpecLoc) {
   llvm::SmallVector<Tok, 16> Toks;
   llvm::StringRef Str = Text->isOrdinary() ? Text->getString() : "\"";
   // A character no entry holds (a string, an operator) ends the tokens:

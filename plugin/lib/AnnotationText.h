@@ -30,10 +30,11 @@ enum class ReadResult {
 /// grammar of the expression form:
 ///
 ///   entries := entry (',' entry)*
-///   entry   := axis '=' type | rank '(' int ')' | spec '(' [dim (',' dim)*] ')'
-///   type    := R | I | V | P | S '(' int ')' | a constexpr spmd::PerAxisType
-///   int     := ['-' | '+'] (an integer literal | a constexpr integer)
-///   dim     := None | axis | '{' axis (',' axis)* '}'
+///   entry := axis '=' type | rank '(' int ')' | spec '(' [dims] ')'
+///   type := R | I | V | P | S '(' int ')' | <constexpr PerAxisType>
+///   int := ['-' | '+'] (<integer literal> | <constexpr integer>)
+///   dims := dim (',' dim)*
+///   dim := None | axis | '{' axis (',' axis)* '}'
 ///
 /// R, I, V, P, S, rank, spec and None may be written with `spmd::` (or
 /// `spmd::types::`); an axis or a constant is a name, qualified or not,
@@ -45,8 +46,8 @@ enum class ReadResult {
 /// they can be matched, else the SPMD_TYPE invocation).
 ReadResult readTypeText(clang::Sema &S, const clang::StringLiteral *Text,
                         TypeAnnotation &A,
-                        llvm::SmallVectorImpl<AxisEntry> &Parsed,
-                        int &SpecRank, clang::SourceLocation &SpecLoc);
+                        llvm::SmallVectorImpl<AxisEntry> &Parsed, int &SpecRank,
+                        clang::SourceLocation &SpecLoc);
 
 } // namespace spmd::plugin
 
