@@ -559,6 +559,22 @@ Value Transfer::evalAssertType(const CallExpr *CE) {
   return Out;
 }
 
+/// The problem of assert_type's entry \p E on axis \p A: where, what
+/// was asserted; the caller adds what is known.
+static Problem assertProblem(const CallExpr *CE, const AxisEntry &E, AxisId A,
+                             ProblemCode Code) {
+  Problem P;
+  P.Kind = DiagKind::AssertType;
+  P.Code = Code;
+  P.Loc = E.Loc;
+  P.Range = CE->getSourceRange();
+  P.Subject = CE->getArg(0);
+  P.Call = CE;
+  P.Axis = A;
+  P.Expected = E.Type;
+  return P;
+}
+
 bool Transfer::checkAssertedPartial(const CallExpr *CE, const AxisEntry &E,
                                     const Expr *TypeArg, const Value &In,
                                     AxisId A, Value &Out) {
@@ -574,15 +590,7 @@ bool Transfer::checkAssertedPartial(const CallExpr *CE, const AxisEntry &E,
   if (!reporting(DiagKind::AssertType))
     return true;
   const Expr *X = CE->getArg(0);
-  Problem P;
-  P.Kind = DiagKind::AssertType;
-  P.Code = ProblemCode::AssertPartial;
-  P.Loc = E.Loc;
-  P.Range = CE->getSourceRange();
-  P.Subject = X;
-  P.Call = CE;
-  P.Axis = A;
-  P.Expected = E.Type;
+  Problem P = assertProblem(CE, E, A, ProblemCode::AssertPartial);
   P.Actual = types::S(*D);
   P.Origins.push_back({X, *P.Actual, F->originOf(types::V)});
   P.Error = core::check_asserted_partial(E.Axis, *D).error();
@@ -641,15 +649,9 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   if (OtherDim)
     Have = types::S(*HaveDim);
   Out.set(A, AxisFact::known(GlobalShard ? E.Type : Want, O));
-  Problem P;
-  P.Kind = DiagKind::AssertType;
-  P.Code = OtherDim ? ProblemCode::AssertShardDim : ProblemCode::AssertMismatch;
-  P.Loc = E.Loc;
-  P.Range = CE->getSourceRange();
-  P.Subject = X;
-  P.Call = CE;
-  P.Axis = A;
-  P.Expected = E.Type;
+  Problem P = assertProblem(CE, E, A,
+                            OtherDim ? ProblemCode::AssertShardDim
+                                     : ProblemCode::AssertMismatch);
   // Global mode: a V whose shard dim is known is named S(d).
   PerAxisType Shown = Have->is_shard() ? *Have : F->shown(*Have);
   P.Actual = Shown;
