@@ -17,6 +17,9 @@
 #include "clang/Lex/Lexer.h"
 #include "clang/Sema/Lookup.h"
 #include "clang/Sema/Scope.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cstdint>
 
 #include <optional>
 
@@ -60,7 +63,7 @@ size_t tokenize(llvm::StringRef Text, llvm::SmallVectorImpl<Tok> &Out) {
     } else if (Text.substr(I).starts_with("::")) {
       I += 2;
       Out.push_back({Tok::Punct, Text.slice(B, I), unsigned(B)});
-    } else if (llvm::StringRef("=,(){}-+").contains(C)) {
+    } else if (llvm::StringRef("=,(){}-+*/%").contains(C)) {
       ++I;
       Out.push_back({Tok::Punct, Text.slice(B, I), unsigned(B)});
     } else {
@@ -305,11 +308,58 @@ private:
     Dependent = true;
   }
 
-  /// An integer: a literal or a constexpr integer variable, with a sign.
+  /// An integer constant expression as S(k) and spmd::rank(n) take it:
+  /// literals and constexpr integer names, with + - * / %, signs and
+  /// parentheses (what the expression form would fold; nullopt on overflow
+  /// or a division by zero).
   std::optional<int64_t> integer() {
-    bool Negative = accept("-");
-    if (!Negative)
-      accept("+");
+    std::optional<int64_t> L = product();
+    while (L && (peek().is("+") || peek().is("-"))) {
+      bool Minus = peek().is("-");
+      ++Pos;
+      std::optional<int64_t> R = product();
+      int64_t Out;
+      if (!R || (Minus ? llvm::SubOverflow(*L, *R, Out)
+                       : llvm::AddOverflow(*L, *R, Out)))
+        return std::nullopt;
+      L = Out;
+    }
+    return L;
+  }
+
+  std::optional<int64_t> product() {
+    std::optional<int64_t> L = unary();
+    while (L && (peek().is("*") || peek().is("/") || peek().is("%"))) {
+      char Op = peek().Text[0];
+      ++Pos;
+      std::optional<int64_t> R = unary();
+      int64_t Out = 0;
+      if (!R || (Op == '*' && llvm::MulOverflow(*L, *R, Out)) ||
+          (Op != '*' && (*R == 0 || (*R == -1 && *L == INT64_MIN))))
+        return std::nullopt;
+      L = Op == '*' ? Out : Op == '/' ? *L / *R : *L % *R;
+    }
+    return L;
+  }
+
+  std::optional<int64_t> unary() {
+    if (accept("-")) {
+      std::optional<int64_t> V = unary();
+      if (!V || *V == INT64_MIN)
+        return std::nullopt;
+      return -*V;
+    }
+    if (accept("+"))
+      return unary();
+    if (accept("(")) {
+      std::optional<int64_t> V = integer();
+      return V && accept(")") ? V : std::nullopt;
+    }
+    return primary();
+  }
+
+  /// An integer literal or a constexpr integer variable.
+  std::optional<int64_t> primary() {
     int64_t Value = 0;
     if (peek().K == Tok::Number) {
       std::string Digits = peek().Text.str();
@@ -317,30 +367,34 @@ private:
       if (llvm::StringRef(Digits).getAsInteger(0, Value))
         return std::nullopt;
       ++Pos;
-    } else if (std::optional<Name> N = name()) {
-      NamedDecl *D = lookup(*N);
-      if (isa_and_nonnull<NonTypeTemplateParmDecl>(D)) {
-        dependent(N->First);
-        return std::nullopt;
-      }
-      const auto *VD = dyn_cast_or_null<VarDecl>(D);
-      const APValue *V =
-          VD && VD->getType()->isIntegralOrEnumerationType() &&
-                  VD->isUsableInConstantExpressions(S.getASTContext())
-              ? VD->evaluateValue()
-              : nullptr;
-      if (!V || !V->isInt())
-        return std::nullopt;
-      const_cast<VarDecl *>(VD)->setReferenced();
-      Value = V->getInt().getExtValue();
-    } else {
+      return Value;
+    }
+    std::optional<Name> N = name();
+    if (!N)
+      return std::nullopt;
+    NamedDecl *D = lookup(*N);
+    if (isa_and_nonnull<NonTypeTemplateParmDecl>(D)) {
+      dependent(N->First);
       return std::nullopt;
     }
-    return Negative ? -Value : Value;
+    const auto *VD = dyn_cast_or_null<VarDecl>(D);
+    const APValue *V =
+        VD && VD->getType()->isIntegralOrEnumerationType() &&
+                VD->isUsableInConstantExpressions(S.getASTContext())
+            ? VD->evaluateValue()
+            : nullptr;
+    if (!V || !V->isInt())
+      return std::nullopt;
+    const_cast<VarDecl *>(VD)->setReferenced();
+    return V->getInt().getExtValue();
   }
 
   /// R, I, V, P, S(k) or a constexpr spmd::PerAxisType variable.
   std::optional<PerAxisType> type() {
+    if (accept("(")) {
+      std::optional<PerAxisType> T = type();
+      return T && accept(")") ? T : std::nullopt;
+    }
     std::optional<Name> N = name();
     if (!N)
       return std::nullopt;
@@ -394,6 +448,13 @@ private:
         S.Diag(loc(TypeAt),
                customDiag(S, DiagnosticsEngine::Error, msg::TypeNotConstant))
             << Entry.Axis << "spmd::type";
+        S.Diag(loc(TypeAt),
+               customDiag(S, DiagnosticsEngine::Note,
+                          "SPMD_TYPE reads R, I, V, P, S(k) and constexpr "
+                          "spmd::PerAxisType names, k an integer expression "
+                          "of literals and constexpr names (+ - * / %, "
+                          "parentheses); for another constant expression "
+                          "write [[spmd::type(...)]]"));
         Errors = true;
       }
       return false;
