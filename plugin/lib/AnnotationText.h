@@ -32,7 +32,9 @@ enum class ReadResult {
 ///   entries := entry (',' entry)*
 ///   entry := axis '=' type | rank '(' int ')' | spec '(' [dims] ')'
 ///   type := R | I | V | P | S '(' int ')' | <constexpr PerAxisType>
-///   int := ['-' | '+'] (<integer literal> | <constexpr integer>)
+///           | '(' type ')'
+///   int := integer expression: <literal> | <constexpr integer> | '(' int ')'
+///          | ('-' | '+') int | int ('+' | '-' | '*' | '/' | '%') int
 ///   dims := dim (',' dim)*
 ///   dim := None | axis | '{' axis (',' axis)* '}'
 ///
