@@ -345,14 +345,17 @@ static std::optional<std::string> stringOf(const APValue &V) {
 }
 
 /// The name held by an spmd::Axis constant variable.
-static std::optional<std::string> axisOfVar(const VarDecl *VD,
-                                            const ASTContext &) {
+static std::optional<std::string> axisOfVar(const VarDecl *VD) {
   if (!VD || !isAxisType(VD->getType()) || !VD->getInit())
     return std::nullopt;
   const APValue *V = VD->evaluateValue();
   if (!V || !V->isStruct() || V->getStructNumFields() < 1)
     return std::nullopt;
   return stringOf(V->getStructField(0));
+}
+
+std::optional<std::string> constantAxis(const VarDecl *VD) {
+  return VD->isConstexpr() ? axisOfVar(VD) : std::nullopt;
 }
 
 std::optional<std::string> evaluateAxis(const Expr *E, const ASTContext &Ctx,
@@ -370,9 +373,8 @@ std::optional<std::string> evaluateAxis(const Expr *E, const ASTContext &Ctx,
         *AxisDecl = VD;
       // Fast path: a constexpr variable's value is evaluated (and cached)
       // by Clang once.
-      if (VD->isConstexpr())
-        if (std::optional<std::string> A = axisOfVar(VD, Ctx))
-          return A;
+      if (std::optional<std::string> A = constantAxis(VD))
+        return A;
     }
   Expr::EvalResult R;
   if (E->EvaluateAsRValue(R, Ctx) && R.Val.isStruct() &&
@@ -400,10 +402,6 @@ static std::optional<PerAxisType> perAxisTypeOf(const APValue &V) {
   return T;
 }
 
-std::optional<std::string> constantAxis(const VarDecl *VD) {
-  return VD->isConstexpr() ? axisOfVar(VD, VD->getASTContext()) : std::nullopt;
-}
-
 std::optional<PerAxisType> constantPerAxisType(const VarDecl *VD) {
   if (!VD->isConstexpr() || !VD->getInit() ||
       !isSpmdRecord(VD->getType(), "PerAxisType"))
@@ -426,10 +424,8 @@ std::optional<PerAxisType> evaluatePerAxisType(const Expr *E,
   // Fast path for R, I, V, P (constexpr variables, evaluated once by Clang).
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
-      if (VD->isConstexpr() && VD->getInit())
-        if (const APValue *V = VD->evaluateValue())
-          if (std::optional<PerAxisType> T = perAxisTypeOf(*V))
-            return T;
+      if (std::optional<PerAxisType> T = constantPerAxisType(VD))
+        return T;
   Expr::EvalResult R;
   if (!E->EvaluateAsRValue(R, Ctx))
     return std::nullopt;
@@ -946,7 +942,7 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         LookupResult R(S, IL->Ident, IL->Loc, Sema::LookupOrdinaryName);
         S.LookupName(R, S.getCurScope());
         if (const auto *VD = R.getAsSingle<VarDecl>())
-          Axis = axisOfVar(VD, S.getASTContext());
+          Axis = axisOfVar(VD);
       } else {
         const Expr *E = Attr.getArgAsExpr(I);
         Loc = E->getExprLoc();
@@ -1035,7 +1031,7 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         LookupResult R(S, IL->Ident, IL->Loc, Sema::LookupOrdinaryName);
         S.LookupName(R, S.getCurScope());
         if (const auto *VD = R.getAsSingle<VarDecl>())
-          Axis = axisOfVar(VD, S.getASTContext());
+          Axis = axisOfVar(VD);
       } else {
         const Expr *E = Attr.getArgAsExpr(0);
         Loc = E->getExprLoc();
