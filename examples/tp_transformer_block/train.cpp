@@ -113,8 +113,7 @@ Options parse_args(int argc, char** argv) {
       o.device = value(i);
       if (o.device != "cpu" && o.device != "cuda")
         usage_error("--device expects cpu or cuda, got '" + o.device + "'");
-    }
-    else if (a == "-h" || a == "--help") {
+    } else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       std::exit(0);
     } else {
@@ -214,7 +213,7 @@ int run(int argc, char** argv) {
               << world->size() << " ranks, "
               << spmd::to_string(world->backend()) << "), sequence parallel: "
               << (c.sequence_parallel ? "on" : "off")
-              << (!opt.typecheck                       ? ""
+              << (!opt.typecheck ? ""
                   : checker_options(c).local.value_or(true)
                       ? ", runtime type checker: on (local mode)"
                       : ", runtime type checker: on (global mode on tp)")
