@@ -14,6 +14,7 @@
 //   O <nonlinear|linear|multilinear>     [[spmd::op]]
 //   U                                    [[spmd::unchecked]]
 //   A <axis>                             [[spmd::axis_size]]
+//   K <axis>                             [[spmd::axis_rank]]
 //   L                                    [[spmd::local]]
 //
 //===----------------------------------------------------------------------===//
@@ -88,6 +89,8 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
       Add(K, "U");
   for (const auto &[K, Axis] : AxisSizes)
     Add(K, "A " + Axis);
+  for (const auto &[K, Axis] : AxisRanks)
+    Add(K, "K " + Axis);
   for (const auto &[K, L] : Local)
     if (L)
       Add(K, LocalInfer.lookup(K) ? "L infer" : "L");
@@ -180,6 +183,9 @@ void AnnotationTable::resolveImported(const Decl *D) const {
       break;
     case 'A':
       AxisSizes[K] = Payload.str();
+      break;
+    case 'K':
+      AxisRanks[K] = Payload.str();
       break;
     }
   }

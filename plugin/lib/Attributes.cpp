@@ -111,6 +111,9 @@ void AnnotationTable::setLocal(const Decl *D, bool InferInputs) {
 void AnnotationTable::setAxisSize(const Decl *D, std::string Axis) {
   AxisSizes[key(D)] = std::move(Axis);
 }
+void AnnotationTable::setAxisRank(const Decl *D, std::string Axis) {
+  AxisRanks[key(D)] = std::move(Axis);
+}
 
 /// Every declaration an annotation of \p FD may sit on: its redeclarations,
 /// those of the template pattern it was instantiated from and, after them,
@@ -225,6 +228,15 @@ const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
     return nullptr;
   for (const FunctionDecl *C : candidates(FD))
     if (const std::string *A = lookup(AxisSizes, C))
+      return A;
+  return nullptr;
+}
+
+const std::string *AnnotationTable::axisRankOf(const FunctionDecl *FD) const {
+  if ((AxisRanks.empty() && Imported.empty()) || !FD)
+    return nullptr;
+  for (const FunctionDecl *C : candidates(FD))
+    if (const std::string *A = lookup(AxisRanks, C))
       return A;
   return nullptr;
 }
@@ -444,6 +456,7 @@ enum class AttrWhich {
   Op,
   Unchecked,
   AxisSize,
+  AxisRank,
   Local,
   When,
   Unless
@@ -463,6 +476,8 @@ const char *attrName(AttrWhich W) {
     return "spmd::local";
   case AttrWhich::AxisSize:
     return "spmd::axis_size";
+  case AttrWhich::AxisRank:
+    return "spmd::axis_rank";
   case AttrWhich::When:
     return "spmd::when";
   case AttrWhich::Unless:
@@ -820,7 +835,8 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     case AttrWhich::Local:
       return handleLocal(S, D, Attr, Table);
     case AttrWhich::AxisSize:
-      return handleAxisSize(S, D, Attr, Table);
+    case AttrWhich::AxisRank:
+      return handleAxisAccessor(S, D, Attr, Table);
     case AttrWhich::When:
     case AttrWhich::Unless:
       return handleWhen(S, D, Attr, Table);
@@ -1020,8 +1036,11 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
 
   /// [[spmd::axis_size(tp)]] on a function that returns the number of ranks
   /// along axis tp: a branch taken only when it is 1 may skip collectives.
-  AttrHandling handleAxisSize(Sema &S, Decl *D, const ParsedAttr &Attr,
-                              AnnotationTable &Table) const {
+  /// [[spmd::axis_rank(tp)]] on a function that returns this rank's index
+  /// along tp: a branch on it differs across the ranks of tp.
+  AttrHandling handleAxisAccessor(Sema &S, Decl *D, const ParsedAttr &Attr,
+                                  AnnotationTable &Table) const {
+    bool Size = Which == AttrWhich::AxisSize;
     std::optional<std::string> Axis;
     SourceLocation Loc = Attr.getLoc();
     if (Attr.getNumArgs() == 1) {
@@ -1040,12 +1059,20 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     }
     if (!Axis || Axis->empty()) {
       S.Diag(Loc, customDiag(S, DiagnosticsEngine::Error,
-                             "'spmd::axis_size' takes one spmd::Axis constant, "
-                             "the axis whose number of ranks the function "
-                             "returns, e.g. [[spmd::axis_size(tp)]]"));
+                             Size ? "'spmd::axis_size' takes one spmd::Axis "
+                                    "constant, the axis whose number of ranks "
+                                    "the function returns, e.g. "
+                                    "[[spmd::axis_size(tp)]]"
+                                  : "'spmd::axis_rank' takes one spmd::Axis "
+                                    "constant, the axis along which the "
+                                    "function returns this rank's index, "
+                                    "e.g. [[spmd::axis_rank(tp)]]"));
       return AttributeNotApplied;
     }
-    Table.setAxisSize(D, std::move(*Axis));
+    if (Size)
+      Table.setAxisSize(D, std::move(*Axis));
+    else
+      Table.setAxisRank(D, std::move(*Axis));
     return AttributeApplied;
   }
 
@@ -1104,6 +1131,9 @@ constexpr ParsedAttrInfo::Spelling OpSpellings[] = {
 constexpr ParsedAttrInfo::Spelling AxisSizeSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::axis_size"},
     {ParsedAttr::AS_CXX11, "axis_size"}};
+constexpr ParsedAttrInfo::Spelling AxisRankSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::axis_rank"},
+    {ParsedAttr::AS_CXX11, "axis_rank"}};
 constexpr ParsedAttrInfo::Spelling LocalSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::local"}, {ParsedAttr::AS_CXX11, "local"}};
 constexpr ParsedAttrInfo::Spelling WhenSpellings[] = {
@@ -1126,6 +1156,10 @@ struct OpAttrInfo : SpmdAttrInfo {
 struct AxisSizeAttrInfo : SpmdAttrInfo {
   AxisSizeAttrInfo()
       : SpmdAttrInfo(AttrWhich::AxisSize, AxisSizeSpellings, 0, 15) {}
+};
+struct AxisRankAttrInfo : SpmdAttrInfo {
+  AxisRankAttrInfo()
+      : SpmdAttrInfo(AttrWhich::AxisRank, AxisRankSpellings, 0, 15) {}
 };
 struct LocalAttrInfo : SpmdAttrInfo {
   LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 1) {}
@@ -1150,6 +1184,9 @@ ParsedAttrInfoRegistry::Add<OpAttrInfo>
 ParsedAttrInfoRegistry::Add<AxisSizeAttrInfo>
     RegisterAxisSize("spmd::axis_size",
                      "the function returns the number of ranks of an axis");
+ParsedAttrInfoRegistry::Add<AxisRankAttrInfo>
+    RegisterAxisRank("spmd::axis_rank",
+                     "the function returns this rank's index along an axis");
 ParsedAttrInfoRegistry::Add<LocalAttrInfo>
     RegisterLocal("spmd::local",
                   "a local region in global mode (local_map, spec 12.3)");

@@ -59,7 +59,7 @@ private:
       if ((isSpmdFunction(FD) && FD->getIdentifier() &&
            (FD->getName() == "assert_type" ||
             core::parse_collective(FD->getName()))) ||
-          Table.isAnnotatedFunction(FD))
+          Table.isAnnotatedFunction(FD) || Table.axisRankOf(FD))
         Found = true;
     } else if (Table.typeOf(D)) {
       Found = true;

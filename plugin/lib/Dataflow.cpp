@@ -1,6 +1,7 @@
 //===- Dataflow.cpp - the per-function driver of the SPMD analysis --------===//
 
 #include "Dataflow.h"
+#include "Divergence.h"
 
 #include "clang/Analysis/Analyses/PostOrderCFGView.h"
 #include "clang/Analysis/FlowSensitive/DataflowWorklist.h"
@@ -305,6 +306,16 @@ void analyzeOnce(TUContext &TU, const FunctionDecl *FD, const CFG &Cfg,
     else if (std::optional<FactMap> In = States.in(*B))
       T.block(*B, *In, &Handler, SizeOne.at(*B));
   }
+  // Collectives that some ranks of their axis may skip, read off the
+  // converged facts (the memo holds each expression's latest value).
+  checkDivergentCollectives(
+      TU, FD, Cfg, T, Handler,
+      [&](const CFGBlock &From, const CFGBlock &To) {
+        return !isDead(Dead, From, To) && States.out(From);
+      },
+      [&](const CFGBlock &B, AxisId A) {
+        return llvm::is_contained(SizeOne.at(B), A);
+      });
 }
 
 } // namespace

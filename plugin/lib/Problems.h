@@ -29,45 +29,67 @@ namespace spmd::plugin {
 
 /// What went wrong (finer than DiagKind, which decides severity).
 enum class ProblemCode : uint8_t {
-  NonConstantAxis,   ///< a collective's axis is not a constant spmd::Axis
-  NonConstantSrc,    ///< a collective's src is not a constant type
-  NonConstantDst,    ///< a collective's dst is not a constant type
-  IllegalCollective, ///< core::check_arguments rejected src/dst/options
-  CollectiveInput,   ///< the input's type on the axis is not src
-  AlreadyReduced,    ///< all_reduce / reduce_scatter (src P) of a value that
-                     ///< is R or I: it is reduced already (Origins: where;
-                     ///< ReducedBefore: by a reducing collective there)
-  NoOpCollective,    ///< a collective's input is not src but has its dst
-                     ///< type already (Dst): the src that accepts it would
-                     ///< make the call a no-op; the repair removes it
-  OpType,            ///< core::infer rejected an ordinary tensor op
-  InPlace,           ///< core::apply_inplace rejected an in-place op
-  MissingMeshAxis,   ///< an operand's declared type lacks a mesh axis
-  Mismatch,          ///< a value differs from a declared type
-  AssertMismatch,    ///< spmd::assert_type contradicts the known type
-  AssertShardDim,    ///< global mode: assert_type names another shard dim
-                     ///< (Expected S(k)) than the known one (Actual S(j))
-  AssertPartial,     ///< global mode: assert_type says P of a V known to
-                     ///< be sharded (Actual S(d)): a shard is no pending
-                     ///< sum (SrcArg: the asserted type, as written)
-  ReduceAxis,        ///< a reduce (src P) on Axis of a value that is no
-                     ///< pending sum there (Actual) but is P on PendingAxis:
-                     ///< the wrong axis (Origins: P's, then Actual's)
-  RawC10d,           ///< a raw c10d collective (Call) on a typed tensor
-                     ///< (Subject): the group's axis is unknown
-  PathConflict,      ///< paths disagree on a value's type
-  UnknownUse,        ///< strict mode: a value of unknown type is used
-  UnknownShard,      ///< strict global mode: a V whose shard dim (or rank)
-                     ///< is unknown is used where the dim matters
-  OpaqueCall,        ///< strict mode: a tensor of known type (Subject) passed
-                     ///< to a function the checker cannot see through
-                     ///< (Dest.Callee, parameter Dest.ParamIndex)
-  UnannotatedCall,   ///< strict mode: a call (Subject) of a function with
-                     ///< no declared result type (CalleeDecl): its result,
-                     ///< and what is computed from it, is unknown
-  UnknownLayout,     ///< strict mode: a call (Call) of a method whose result
-                     ///< type depends on layout flags that are unknown for
-                     ///< its instance (UnknownFlags, LayoutTypes)
+  NonConstantAxis,     ///< a collective's axis is not a constant spmd::Axis
+  NonConstantSrc,      ///< a collective's src is not a constant type
+  NonConstantDst,      ///< a collective's dst is not a constant type
+  IllegalCollective,   ///< core::check_arguments rejected src/dst/options
+  CollectiveInput,     ///< the input's type on the axis is not src
+  AlreadyReduced,      ///< all_reduce / reduce_scatter (src P) of a value that
+                       ///< is R or I: it is reduced already (Origins: where;
+                       ///< ReducedBefore: by a reducing collective there)
+  NoOpCollective,      ///< a collective's input is not src but has its dst
+                       ///< type already (Dst): the src that accepts it would
+                       ///< make the call a no-op; the repair removes it
+  OpType,              ///< core::infer rejected an ordinary tensor op
+  InPlace,             ///< core::apply_inplace rejected an in-place op
+  MissingMeshAxis,     ///< an operand's declared type lacks a mesh axis
+  Mismatch,            ///< a value differs from a declared type
+  AssertMismatch,      ///< spmd::assert_type contradicts the known type
+  AssertShardDim,      ///< global mode: assert_type names another shard dim
+                       ///< (Expected S(k)) than the known one (Actual S(j))
+  AssertPartial,       ///< global mode: assert_type says P of a V known to
+                       ///< be sharded (Actual S(d)): a shard is no pending
+                       ///< sum (SrcArg: the asserted type, as written)
+  ReduceAxis,          ///< a reduce (src P) on Axis of a value that is no
+                       ///< pending sum there (Actual) but is P on PendingAxis:
+                       ///< the wrong axis (Origins: P's, then Actual's)
+  RawC10d,             ///< a raw c10d collective (Call) on a typed tensor
+                       ///< (Subject): the group's axis is unknown
+  PathConflict,        ///< paths disagree on a value's type
+  UnknownUse,          ///< strict mode: a value of unknown type is used
+  UnknownShard,        ///< strict global mode: a V whose shard dim (or rank)
+                       ///< is unknown is used where the dim matters
+  OpaqueCall,          ///< strict mode: a tensor of known type (Subject) passed
+                       ///< to a function the checker cannot see through
+                       ///< (Dest.Callee, parameter Dest.ParamIndex)
+  UnannotatedCall,     ///< strict mode: a call (Subject) of a function with
+                       ///< no declared result type (CalleeDecl): its result,
+                       ///< and what is computed from it, is unknown
+  UnknownLayout,       ///< strict mode: a call (Call) of a method whose result
+                       ///< type depends on layout flags that are unknown for
+                       ///< its instance (UnknownFlags, LayoutTypes)
+  DivergentCollective, ///< a collective (Call, Op, Axis; in CalleeDecl when
+                       ///< it is reached through a call at Loc) runs under a
+                       ///< branch (Divergence) that may go different ways on
+                       ///< the ranks of Axis
+};
+
+/// Why a branch condition may differ across the ranks of an axis.
+enum class DivergenceSource : uint8_t {
+  AxisRank,   ///< it reads this rank's index on the axis (Subject)
+  GlobalRank, ///< it reads the global rank (Subject)
+  TensorData, ///< it reads the values of a tensor (Subject) that is V or P
+              ///< on the axis (Actual)
+};
+
+/// DivergentCollective: the branch and what in its condition differs.
+struct Divergence {
+  const clang::Expr *Condition = nullptr;
+  DivergenceSource Source = DivergenceSource::AxisRank;
+  /// The branch is a loop's: its trip count may differ across ranks.
+  bool Loop = false;
+  /// The collective's forward is local; its backward communicates.
+  bool BackwardOnly = false;
 };
 
 /// A type on an axis and where it came from; Operand is the expression
@@ -187,6 +209,7 @@ struct Problem {
   /// type differs between its values, with the type when it is false, true.
   llvm::SmallVector<std::tuple<AxisId, PerAxisType, PerAxisType>, 2>
       LayoutTypes;
+  Divergence Branch; ///< DivergentCollective
   /// Found while analysing a body in one layout of its flags only
   /// ([[spmd::when]]): each flag and its value there.
   llvm::SmallVector<std::pair<const clang::FieldDecl *, bool>, 2> Layout;

@@ -255,6 +255,9 @@ void Reporter::handle(Problem P) {
     if (!renderUse(P, D))
       return;
     break;
+  case ProblemCode::DivergentCollective:
+    renderDivergent(P, D);
+    break;
   }
   resultLayoutNotes(P, D);
   // A problem of one layout of a layer's flags ([[spmd::when]]).
@@ -269,6 +272,60 @@ void Reporter::handle(Problem P) {
                        {}});
   }
   Buffer.push_back(std::move(D));
+}
+
+std::string Reporter::sourceText(const Expr *E) const {
+  if (!E)
+    return "";
+  StringRef Text =
+      Lexer::getSourceText(CharSourceRange::getTokenRange(E->getSourceRange()),
+                           SM, TU.Ctx.getLangOpts());
+  std::string Line = Text.split('\n').first.trim().str();
+  if (Line.size() > 60 || Line.size() != Text.trim().size())
+    Line = Line.substr(0, std::min<size_t>(Line.size(), 57)) + "...";
+  return Line;
+}
+
+void Reporter::renderDivergent(const Problem &P, Pending &D) {
+  const Divergence &B = P.Branch;
+  std::string Axis = axisName(*P.Axis);
+  std::string Op = core::to_string(P.Op);
+  std::string What =
+      P.CalleeDecl && P.CalleeDecl->getIdentifier()
+          ? "this call of '" + P.CalleeDecl->getNameAsString() + "' runs " +
+                Op + " over axis '" + Axis + "'"
+          : "'" + Op + "' over axis '" + Axis + "'" +
+                (B.BackwardOnly ? " (a collective in its backward)" : "");
+  D.Text = What + " may run on some ranks of '" + Axis + "' only: " +
+           (B.Loop ? "the trip count of a loop around it"
+                   : "a branch on the way to it") +
+           " depends on a value that differs across '" + Axis +
+           "'; every rank of '" + Axis +
+           "' must call it, or the others wait for it forever (branch on a "
+           "value that is the same on every rank of '" +
+           Axis + "', or call it on every path)";
+  if (B.Condition) {
+    std::string Read;
+    switch (B.Source) {
+    case DivergenceSource::AxisRank:
+      Read = "'" + sourceText(P.Subject) + "', this rank's index on '" + Axis +
+             "'";
+      break;
+    case DivergenceSource::GlobalRank:
+      Read = "'" + sourceText(P.Subject) +
+             "', the global rank (it differs on every axis)";
+      break;
+    case DivergenceSource::TensorData:
+      Read = "the values of a tensor that is " +
+             (P.Actual ? typeStr(*P.Actual) : std::string("V")) + " on axis '" +
+             Axis + "' ('" + sourceText(P.Subject) + "')";
+      break;
+    }
+    D.Notes.push_back(
+        {B.Condition->getExprLoc(), "this condition reads " + Read, {}});
+  }
+  if (P.CalleeDecl && P.Call)
+    D.Notes.push_back({P.Call->getExprLoc(), "the collective is here", {}});
 }
 
 /// Problems whose text is a fixed sentence or the core's verdict.

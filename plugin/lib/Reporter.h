@@ -77,6 +77,9 @@ private:
   void renderUnknownShard(const Problem &P, Pending &D);
   void renderUnannotatedCall(const Problem &P, Pending &D);
   void renderUnknownUse(const Problem &P, Pending &D);
+  void renderDivergent(const Problem &P, Pending &D);
+  /// The source text of \p E, shortened to one line.
+  std::string sourceText(const clang::Expr *E) const;
 
   void addCoreAdvice(const core::TypeError &E, Pending &D);
   std::string opMessage(const Problem &P) const;

@@ -360,6 +360,18 @@ const Value &Transfer::eval(const Expr *E) {
   return *P;
 }
 
+const Value *Transfer::lastValue(const Expr *E) const {
+  auto It = Memo.find(E);
+  if (It == Memo.end())
+    return nullptr;
+  if (It->second.Skipped && It->second.Skipped != E) {
+    It = Memo.find(It->second.Skipped);
+    if (It == Memo.end())
+      return nullptr;
+  }
+  return It->second.V;
+}
+
 const Value *Transfer::heldFact(const Expr *E) {
   // evalDeclRef's last case, for the same expressions (evalUncached's
   // checks first): no binding, no alias, no declared type.

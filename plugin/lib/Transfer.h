@@ -42,6 +42,20 @@ struct InferVerdict {
   std::optional<core::TypeError> Error;
 };
 
+/// A collective that a function body runs (Divergence.cpp): the call, where
+/// the body reaches it (the call itself, or a call of the function Via whose
+/// body runs it), its axis and types, and whether only its backward
+/// communicates.
+struct CollectiveSite {
+  const clang::CallExpr *Collective = nullptr;
+  const clang::Expr *At = nullptr;
+  const clang::FunctionDecl *Via = nullptr;
+  core::Collective Op = core::Collective::AllReduce;
+  AxisId Axis = 0;
+  PerAxisType Src, Dst;
+  bool BackwardOnly = false;
+};
+
 /// What the analyses of one translation unit share.
 struct TUContext {
   TUContext(clang::ASTContext &Ctx, const AnnotationTable &Table,
@@ -87,6 +101,10 @@ struct TUContext {
   llvm::DenseMap<const clang::FunctionDecl *, bool> AnalysedBodies;
   /// Whether a visible body may write a parameter (TransferOpaque.cpp).
   llvm::DenseMap<const clang::ParmVarDecl *, bool> WrittenParams;
+  /// The collectives a call of a function runs (its body's and its callees'),
+  /// by callee (Divergence.cpp).
+  llvm::DenseMap<const clang::FunctionDecl *, std::vector<CollectiveSite>>
+      CollectivesIn;
   /// Statistics: function bodies seen, analysed, CFG blocks, block visits.
   unsigned FunctionsSeen = 0, FunctionsAnalyzed = 0, Blocks = 0, Visits = 0;
 
@@ -156,6 +174,11 @@ public:
   /// and which edge (0: true, 1: false).
   std::optional<std::pair<AxisId, unsigned>>
   sizeOneEdge(const clang::Expr *Cond);
+  /// After the fixed point: the value \p E had in the latest visit of its
+  /// block (the converged one), or null when it was never evaluated.
+  const Value *lastValue(const clang::Expr *E) const;
+  /// The translation unit's type classifier.
+  TypeClassifier &types() const { return Types; }
 
 private:
   // Statements.

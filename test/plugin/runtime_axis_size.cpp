@@ -67,7 +67,7 @@ Tensor simulated_rank(SPMD_TYPE(tp = P) const Tensor& x,
     return x;
   if (rank.coordinate(tp) == 0)
     return x; // expected-error {{returned value has type P on axis 'tp'}}
-  return spmd::all_reduce(x, tp, P, I);
+  return spmd::all_reduce(x, tp, P, I); // expected-error {{'all_reduce' over axis 'tp' may run on some ranks of 'tp' only}}
 }
 
 // Not a guard: another axis, another number, another field.
@@ -82,7 +82,7 @@ Tensor other_axis(SPMD_TYPE(tp = P) const Tensor& x,
     return x; // expected-error {{returned value has type P on axis 'tp', but 'other_axis' is declared to return I there}}
   if (mesh.size() == 1)
     return x; // expected-error {{returned value has type P on axis 'tp', but 'other_axis' is declared to return I there}}
-  return spmd::all_reduce(x, tp, P, I);
+  return spmd::all_reduce(x, tp, P, I); // expected-error {{'all_reduce' over axis 'tp' may run on some ranks of 'tp' only}}
 }
 
 // A guard on tp says nothing about dp.

@@ -183,10 +183,15 @@ constexpr SpecAnnotation spec(
 /// `SPMD_AXIS_SIZE(tp)`: the function returns the number of ranks of axis
 /// `tp` (size-1 bypass guards such as `if (tp_size() == 1) return x;`).
 #define SPMD_AXIS_SIZE(axis) [[spmd::axis_size(axis)]]
+/// `SPMD_AXIS_RANK(tp)`: the function returns this rank's index along axis
+/// `tp` (`tp_rank()`); a branch on it differs across the ranks of `tp`, so a
+/// collective over `tp` under it is a divergent collective.
+#define SPMD_AXIS_RANK(axis) [[spmd::axis_rank(axis)]]
 #else
 #define SPMD_WHEN(...)
 #define SPMD_UNLESS(...)
 #define SPMD_AXIS_SIZE(axis)
+#define SPMD_AXIS_RANK(axis)
 #define SPMD_TYPE(...)
 #define SPMD_MESH(...)
 #define SPMD_OP(...)

@@ -94,6 +94,7 @@ public:
   /// types are inferred from the arguments at its calls.
   void setLocal(const clang::Decl *D, bool InferInputs = false);
   void setAxisSize(const clang::Decl *D, std::string Axis);
+  void setAxisRank(const clang::Decl *D, std::string Axis);
   void addWhen(const clang::Decl *D, WhenAnnotation W);
 
   /// The declared type of a variable, parameter or field (for a parameter,
@@ -120,6 +121,8 @@ public:
   bool isLocalInfer(const clang::FunctionDecl *FD) const;
   /// The axis whose size \p FD returns ([[spmd::axis_size(axis)]]), or null.
   const std::string *axisSizeOf(const clang::FunctionDecl *FD) const;
+  /// The axis whose rank \p FD returns ([[spmd::axis_rank(axis)]]), or null.
+  const std::string *axisRankOf(const clang::FunctionDecl *FD) const;
   /// The [[spmd::when]] / [[spmd::unless]] annotations of \p FD's result
   /// (Param = -1) or parameter \p Param, from the first redeclaration (or
   /// overridden method) that has any.
@@ -136,8 +139,8 @@ public:
   bool isAnnotatedFunction(const clang::FunctionDecl *FD) const;
   bool empty() const {
     return Types.empty() && Meshes.empty() && Ops.empty() &&
-           Unchecked.empty() && AxisSizes.empty() && Local.empty() &&
-           Imported.empty() && Whens.empty();
+           Unchecked.empty() && AxisSizes.empty() && AxisRanks.empty() &&
+           Local.empty() && Imported.empty() && Whens.empty();
   }
 
   /// Precompiled headers and modules: Clang does not keep plugin attributes
@@ -218,6 +221,7 @@ private:
   mutable llvm::DenseMap<Key, bool> Local;
   mutable llvm::DenseMap<Key, bool> LocalInfer;
   mutable llvm::DenseMap<Key, std::string> AxisSizes;
+  mutable llvm::DenseMap<Key, std::string> AxisRanks;
   /// Read from annotations files, by "kind:file:line:col": one line of
   /// write()'s format each, without the key.
   mutable llvm::StringMap<llvm::SmallVector<std::string, 1>> Imported;

@@ -18,5 +18,6 @@ public:
   std::shared_ptr<Work> _reduce_scatter_base(at::Tensor &out, at::Tensor &in);
   std::shared_ptr<Work> broadcast(std::vector<at::Tensor> &tensors);
   int getSize() const;
+  int getRank() const;
 };
 } // namespace c10d
