@@ -2,6 +2,11 @@
 """Plugin on vs off, frontend time (clang -fsyntax-only), one run of tables.
 
 (a) a realistic libtorch-including translation unit (libtorch_tu.cpp);
+(e) a real engine translation unit (examples/tp_transformer_block/train.cpp,
+    C++20, libtorch's headers), the checker's own time in local, strict,
+    global and strict global mode as ratios to local mode and to the compile
+    without the plugin (with --callgrind, also the instructions executed
+    inside the checker, which load on the machine does not change);
 (b) generated translation units of N annotated statements (100 .. 100000),
     against the test suite's declarations-only mini libtorch so that the
     plugin's own cost is what grows.
@@ -10,6 +15,9 @@ Plugin off and on are compiled alternately, REPEAT times each (interleaved,
 so that a change of load hits both alike), and the median wall time and the
 median CPU time (user + system of the compiler process, less sensitive to
 other load than wall time) of each are reported with the added percentage.
+The libtorch headers are those of the torch package in the project's virtual
+environment (.venv, or $SPMD_VENV), as CMake finds them
+(cmake/SpmdTorch.cmake); --torch-include names another include directory.
 The load average at the start of each table is printed: on a shared machine
 wall times are only as good as it. Ratios are computed within one run of
 this script; no absolute time is asserted anywhere.
@@ -22,7 +30,8 @@ Usage: plugin_bench.py [--build build] [--plugin path/to/spmd-check.so]
                        [--annotations other/annotations/include]
                        [--repeat 3] [--sizes 100,1000,...]
                        [--branches 1000,2000,...] [--diagnostics 5000]
-                       [--skip-libtorch] [--out results.md]
+                       [--skip-libtorch] [--torch-include dir]
+                       [--callgrind] [--out results.md]
 """
 import argparse
 import os
@@ -79,6 +88,105 @@ def compare(off_cmd, on_cmd, repeat, allow_errors=False):
             "off_cpu": med(c for _, c, _ in offs),
             "on_cpu": med(c for _, c, _ in ons),
             "ms": med(own) if own else float("nan")}
+
+
+def torch_include(explicit):
+    """The -isystem flags of libtorch's headers: \p explicit, else those of
+    the torch package of the project's virtual environment (the one
+    cmake/SpmdTorch.cmake takes libtorch from)."""
+    if explicit:
+        inc = explicit
+    else:
+        venv = os.environ.get("SPMD_VENV", os.path.join(ROOT, ".venv"))
+        py = os.path.join(venv, "bin", "python")
+        if not os.path.exists(py):
+            sys.exit(f"{py} not found: run scripts/install-deps.sh, set "
+                     "SPMD_VENV, or pass --torch-include <libtorch>/include "
+                     "(or --skip-libtorch)")
+        r = subprocess.run([py, "-c", "import os, torch; print(os.path.join("
+                            "os.path.dirname(torch.__file__), 'include'))"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+        if r.returncode != 0:
+            sys.exit(f"{py} cannot import torch: run scripts/install-deps.sh "
+                     "or pass --torch-include <libtorch>/include")
+        inc = r.stdout.strip()
+    api = os.path.join(inc, "torch/csrc/api/include")
+    if not os.path.exists(os.path.join(api, "torch/torch.h")):
+        sys.exit(f"{api}/torch/torch.h not found: pass --torch-include "
+                 "<libtorch>/include")
+    return ["-isystem", inc, "-isystem", api]
+
+
+MODES = [("local", []), ("strict", ["-fplugin-arg-spmd-check-strict"]),
+         ("global", ["-fplugin-arg-spmd-check-global"]),
+         ("strict global", ["-fplugin-arg-spmd-check-strict",
+                            "-fplugin-arg-spmd-check-global"])]
+
+
+def callgrind_ir(cmd):
+    """The instructions executed inside checkTranslationUnit (callgrind,
+    collection toggled on around it) for one compile."""
+    with tempfile.TemporaryDirectory() as tmp, \
+            tempfile.TemporaryDirectory() as lib:
+        # valgrind gives up on clang-19's DWARF 5: a copy of the plugin
+        # without debug information (its symbols, which the toggle names,
+        # stay).
+        for i, c in enumerate(cmd):
+            if c.startswith("-fplugin="):
+                so = os.path.join(lib, "spmd-check.so")
+                subprocess.run(["objcopy", "--strip-debug",
+                                c[len("-fplugin="):], so], check=True)
+                cmd = cmd[:i] + ["-fplugin=" + so] + cmd[i + 1:]
+        out = os.path.join(tmp, "cg.out")
+        subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes",
+                        f"--callgrind-out-file={out}.%p",
+                        "--toggle-collect=*checkTranslationUnit*"] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        total = 0
+        for name in os.listdir(tmp):
+            with open(os.path.join(tmp, name)) as f:
+                for line in f:
+                    if line.startswith("summary:") or line.startswith("totals:"):
+                        total = max(total, int(line.split()[1]))
+        return total
+
+
+def engine_modes(base, inc, plugin, repeat, use_callgrind):
+    """(e): the real engine TU, plugin off and on in each mode,
+    interleaved; returns the table's lines."""
+    src = os.path.join(ROOT, "examples/tp_transformer_block/train.cpp")
+    cmd = [c if c != "-std=c++17" else "-std=c++20" for c in base]
+    cmd += inc + ["-I" + os.path.join(ROOT, "examples/tp_transformer_block"),
+                  "-DUSE_C10D_GLOO", "-DUSE_DISTRIBUTED", "-w"]
+    off = cmd + [src]
+    ons = [(m, cmd + [f"-fplugin={plugin}", STATS] + f + [src]) for m, f in MODES]
+    offs, own, walls = [], {m: [] for m, _ in MODES}, {m: [] for m, _ in MODES}
+    for _ in range(repeat):
+        offs.append(run_once(off)[0])
+        for m, c in ons:
+            w, _, ms = run_once(c, allow_errors=True)
+            walls[m].append(w)
+            own[m].append(ms)
+    med = statistics.median
+    off_s = med(offs)
+    local = med(own["local"])
+    lines = ["(e) real engine translation unit (examples/tp_transformer_block/"
+             f"train.cpp, libtorch headers), median of {repeat} interleaved "
+             f"runs, {load()}", "",
+             "| mode | compile (s) | checker's own time (ms) | own / local | own / compile without plugin |"
+             + (" checker's instructions (callgrind) | instructions / local |" if use_callgrind else ""),
+             "|---|---|---|---|---|" + ("---|---|" if use_callgrind else "")]
+    lines.append(f"| plugin off | {off_s:.2f} | | | |" + (" | |" if use_callgrind else ""))
+    ir = {m: callgrind_ir(c) for m, c in ons} if use_callgrind else {}
+    for m, _ in MODES:
+        o = med(own[m])
+        row = (f"| {m} | {med(walls[m]):.2f} | {o:.1f} | {o / local:.2f} | "
+               f"{100 * o / 1000 / off_s:.2f}% |")
+        if use_callgrind:
+            row += f" {ir[m]:,} | {ir[m] / max(ir['local'], 1):.2f} |"
+        lines.append(row)
+    return lines + [""]
 
 
 def added(r, key=""):
@@ -167,6 +275,12 @@ def main():
     ap.add_argument("--branches", default="1000,2000,5000,10000")
     ap.add_argument("--diagnostics", default="5000")
     ap.add_argument("--skip-libtorch", action="store_true")
+    ap.add_argument("--skip-engine", action="store_true",
+                    help="skip (e), the real engine translation unit")
+    ap.add_argument("--torch-include",
+                    help="libtorch's include directory (default: the venv's torch)")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="(e) also counts the checker's instructions (slow)")
     ap.add_argument("--out")
     a = ap.parse_args()
     plugin = a.plugin or os.path.join(a.build, "lib", "spmd-check.so")
@@ -180,7 +294,7 @@ def main():
 
     if not a.skip_libtorch:
         src = os.path.join(ROOT, "bench/plugin/libtorch_tu.cpp")
-        tinc = ["-isystem", "/usr/include/torch/csrc/api/include"]
+        tinc = torch_include(a.torch_include)
         lines += ["(a) libtorch translation unit (bench/plugin/libtorch_tu.cpp), " +
                   f"median of {a.repeat} interleaved runs, {load()}", ""]
         r = compare(base + inc + tinc + [src],
@@ -189,6 +303,10 @@ def main():
                   "|---|---|---|---|---|---|",
                   f"| {r['off']:.2f} | {r['on']:.2f} | {added(r)} | {added(r, '_cpu')} | {r['ms']:.1f} | {100 * r['ms'] / 1000 / r['off']:.2f}% |", ""]
         print("\n".join(lines), flush=True)
+        if not a.skip_engine:
+            e = engine_modes(base, inc + tinc, plugin, a.repeat, a.callgrind)
+            lines += e
+            print("\n".join(e), flush=True)
 
     lines += ["(b) generated translation units (mini libtorch), " +
               f"median of {a.repeat} interleaved runs, {load()}", "",

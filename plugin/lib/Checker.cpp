@@ -20,6 +20,7 @@
 #include "Dataflow.h"
 #include "Reporter.h"
 
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/DiagnosticIDs.h"
 #include "clang/Basic/SourceManager.h"
@@ -257,7 +258,49 @@ bool bodyIsAnalysed(TUContext &TU, const FunctionDecl *FD) {
   return R;
 }
 
+namespace {
+
+/// Restricts the ASTContext's traversal scope, over which getParents builds
+/// its parent map, to the translation unit's top-level declarations outside
+/// system headers while the checker runs, and restores the caller's scope
+/// after. The transfer functions ask for the parents of expressions in the
+/// bodies they analyse (typeStated, consumedAsNonTensor, enclosingReduce),
+/// and TUVisitor analyses no body of a system header (unless
+/// AnalyzeSystemHeaders): the parent map then covers the code the checker
+/// reads, not the whole of libtorch's headers, which the first getParents
+/// call would otherwise walk (seconds per translation unit).
+class UserTraversalScope {
+public:
+  UserTraversalScope(ASTContext &Ctx, const Options &Opts)
+      : Ctx(Ctx), Saved(Ctx.getTraversalScope()) {
+    if (Opts.AnalyzeSystemHeaders)
+      return;
+    const SourceManager &SM = Ctx.getSourceManager();
+    std::vector<Decl *> Scope;
+    for (Decl *D : Ctx.getTranslationUnitDecl()->decls())
+      if (D->getLocation().isInvalid() ||
+          !SM.isInSystemHeader(D->getLocation()))
+        Scope.push_back(D);
+    Ctx.setTraversalScope(Scope);
+    Changed = true;
+  }
+  ~UserTraversalScope() {
+    if (Changed)
+      Ctx.setTraversalScope(Saved);
+  }
+  UserTraversalScope(const UserTraversalScope &) = delete;
+  UserTraversalScope &operator=(const UserTraversalScope &) = delete;
+
+private:
+  ASTContext &Ctx;
+  std::vector<Decl *> Saved;
+  bool Changed = false;
+};
+
+} // namespace
+
 void analyzeTranslationUnit(TUContext &TU, ProblemHandler &Handler) {
+  UserTraversalScope Scope(TU.Ctx, TU.Opts);
   TUVisitor V(TU, Handler);
   V.TraverseDecl(TU.Ctx.getTranslationUnitDecl());
   V.analyzeDeferred();
