@@ -321,6 +321,30 @@ void check_same_shape_on_every_rank(const World& world,
       "different ranks on different ranks and collectives combine the wrong "
       "ranks");
 }
+
+// Returns once every rank has created its new process groups (a barrier:
+// one all-gather over the world; callers decide to call it the same way on
+// every rank). A rank that returned from a group's rendezvous while a peer
+// was still connecting could otherwise destroy the group (drop the mesh)
+// and close the connection under that peer, whose rendezvous then fails
+// with "Connection closed by peer".
+void wait_for_every_rank_connected(const World& world,
+                                   const std::string& what) {
+  const auto& pg = world.process_group();
+  if (world.size() == 1 || world.backend() == Backend::Fake || !pg) return;
+  try {
+    all_gather_one(pg, 0);
+  } catch (const std::exception& e) {
+    throw CollectiveError(
+        what + ": rank " + std::to_string(world.rank()) + " of " +
+        std::to_string(world.size()) +
+        " did not see every rank finish creating the mesh's process groups "
+        "(timeout " +
+        std::to_string(world.timeout().count()) +
+        " ms; every rank must construct the same meshes in the same order): " +
+        detail::error_text(e));
+  }
+}
 }  // namespace
 
 DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
@@ -360,11 +384,16 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
   // Groups are created in axis order on every rank; only members rendezvous,
   // and members of one group are all at the same axis step, so this cannot
   // deadlock.
+  bool created = false;
   for (MeshAxisGroup& a : axes_) {
     a.group = world_->new_group(a.ranks, "spmd/mesh" + std::to_string(mesh_id) +
                                              "/" + a.name + "/" +
                                              std::to_string(a.ranks.front()));
+    created |= a.size > 1 && a.group != world_->process_group();
   }
+  // A mesh whose groups are all the world's or one-rank (a 1-D mesh) has
+  // no rendezvous to finish; that decision is the same on every rank.
+  if (created) wait_for_every_rank_connected(*world_, printed);
 }
 
 DeviceMesh::DeviceMesh(const DeviceMesh& other)
@@ -544,6 +573,10 @@ const MeshAxisGroup& DeviceMesh::flatten(std::vector<Axis> axes,
   f.group = world_->new_group(f.ranks, "spmd/mesh" + std::to_string(id) +
                                            "/flat/" + f.name + "/" +
                                            std::to_string(f.ranks.front()));
+  // Flattened groups are the same size on every rank: all or none are new.
+  if (f.size > 1 && f.group != world_->process_group())
+    wait_for_every_rank_connected(*world_,
+                                  "DeviceMesh::flatten('" + f.name + "')");
   if (f.size > 1) world_->register_axis(f.name, f.layout);
   flat_.push_back(std::move(f));
   return flat_.back();

@@ -67,7 +67,10 @@ class DeviceMesh {
  public:
   /// Every rank first compares its shape (axis names, sizes, strides, order
   /// and the world size) with the other ranks' through one all-gather of a
-  /// fingerprint over the world group.
+  /// fingerprint over the world group. A mesh with axis groups other than
+  /// the world's returns only once every rank has connected them (one more
+  /// world all-gather), so a rank may drop it at once without breaking a
+  /// peer's rendezvous.
   /// Errors (spmd::InvalidArgument): ranks that gave different shapes (the
   /// same message on every rank, naming the ranks and the axes that
   /// differ), an empty shape, a repeated axis name, a size < 1, a product
