@@ -729,6 +729,28 @@ Tensor from_rows(const Tensor& x, const Tensor& rows, const Plan& p) {
   }
 }
 
+// Split sizes are row counts: a negative one would reach libtorch's split
+// and give its raw error. Checked after the consistency check, so that
+// ranks passing different split sizes all get its CollectiveError, and
+// ranks passing the same negative ones all get this error.
+void check_split_sizes(const Plan& p) {
+  const CollectiveCall& c = p.call;
+  for (const auto* sizes :
+       {&c.split_sizes, &c.input_split_sizes, &c.output_split_sizes}) {
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      if ((*sizes)[i] >= 0) continue;
+      const char* name = sizes == &c.split_sizes         ? "split_sizes"
+                         : sizes == &c.input_split_sizes ? "input_split_sizes"
+                                                         : "output_split_sizes";
+      shape_error(p, std::string(name) + "[" + std::to_string(i) + "] is " +
+                         std::to_string((*sizes)[i]) +
+                         "; split sizes count rows and must be >= 0: pass "
+                         "each rank's extent along the split dim, one entry "
+                         "per rank of the axis");
+    }
+  }
+}
+
 Tensor run_kernel(const Tensor& x_op, bool owned, const Plan& p) {
   std::vector<int64_t> extents;
   if (p.n > 1 && communicates(p.call.op)) {
@@ -744,6 +766,7 @@ Tensor run_kernel(const Tensor& x_op, bool owned, const Plan& p) {
       extents = preflight(x_op, p);
     }
   }
+  check_split_sizes(p);
   switch (p.call.op) {
     case Collective::AllReduce:
       return all_reduce_kernel(x_op, owned, p);
@@ -958,6 +981,15 @@ Tensor run(Collective op, const Tensor& x, const Axis& axis, PerAxisType src,
                      "empty name); declare mesh axes with SPMD_AXIS(tp) and "
                      "pass one, e.g. spmd::all_reduce(x, tp, P, R)");
   const MeshAxisGroup& group = resolve_axis(axis.name);
+  if (x.layout() != at::kStrided) {
+    std::ostringstream layout;
+    layout << x.layout();
+    throw InvalidArgument(
+        std::string(core::to_string(op)) + " on axis '" + group.name +
+        "': the input is a " + layout.str() +
+        " tensor, but collectives communicate dense (strided) tensors; "
+        "convert it first, e.g. x.to_dense()");
+  }
   Tensor y;
   if (auto prim = core::lower_to_primitive(call)) {
     auto plan = c10::make_intrusive<Plan>();

@@ -7,10 +7,13 @@
 #include <spmd/mesh.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
 #include "checker/internal.h"
+#include "error_text.h"
 
 namespace spmd {
 namespace {
@@ -33,10 +36,20 @@ std::string checked_shape(const std::vector<MeshDim>& shape, int world_size) {
     if (d.size < 1)
       throw InvalidArgument("DeviceMesh: axis '" + name + "' has size " +
                             std::to_string(d.size) + "; sizes must be >= 1");
-    product *= d.size;
     printed << (i ? ", " : "") << name << "=" << d.size;
   }
   printed << ")";
+  // Overflow-safe: sizes whose product wraps around to the world size
+  // (8 x (2^61 + 1) on 8 ranks) must not pass for a mesh of the world.
+  for (const MeshDim& d : shape) {
+    if (__builtin_mul_overflow(product, d.size, &product)) {
+      throw InvalidArgument(
+          "DeviceMesh: the axis sizes of the mesh " + printed.str() +
+          " multiply to more than 2^63 - 1 ranks but the world has " +
+          std::to_string(world_size) +
+          "; the product of the axis sizes must equal the world size");
+    }
+  }
   if (product != world_size) {
     throw InvalidArgument("DeviceMesh: the mesh " + printed.str() + " has " +
                           std::to_string(product) +
@@ -93,11 +106,254 @@ std::vector<int64_t> axis_strides(const std::vector<MeshDim>& shape,
   }
   return strides;
 }
+
+// A tensor of `n` int64s on the device the group communicates (NCCL: the
+// current CUDA device; otherwise the CPU).
+at::Tensor exchange_buffer(const c10::intrusive_ptr<c10d::ProcessGroup>& g,
+                           int64_t n) {
+  const bool cuda =
+      g->getBackendType() == c10d::ProcessGroup::BackendType::NCCL;
+  return at::zeros(
+      {n}, at::TensorOptions(at::kLong).device(cuda ? at::kCUDA : at::kCPU));
+}
+
+// All-gathers one int64 per rank over `g`, in group-rank order.
+std::vector<int64_t> all_gather_one(
+    const c10::intrusive_ptr<c10d::ProcessGroup>& g, int64_t value) {
+  const int n = g->getSize();
+  at::Tensor mine = exchange_buffer(g, 1).fill_(value);
+  std::vector<std::vector<at::Tensor>> out(1);
+  for (int i = 0; i < n; ++i) out[0].push_back(exchange_buffer(g, 1));
+  std::vector<at::Tensor> in{mine};
+  g->allgather(out, in)->wait();
+  std::vector<int64_t> values;
+  for (const at::Tensor& t : out[0]) values.push_back(t.item<int64_t>());
+  return values;
+}
+
+// One axis of a mesh shape as a rank gave it to the DeviceMesh constructor.
+struct GivenAxis {
+  std::string name;
+  int64_t size = 0;
+  int64_t stride = 0;
+};
+
+// A rank's mesh shape as it travels between ranks: the world size, then
+// name, size and stride of each axis, one per line.
+std::string encode_shape(const std::vector<MeshDim>& shape, int world_size) {
+  std::string text = std::to_string(world_size) + "\n";
+  for (const MeshDim& d : shape)
+    text += std::string(d.axis.name ? d.axis.name : "") + "\n" +
+            std::to_string(d.size) + "\n" + std::to_string(d.stride) + "\n";
+  return text;
+}
+
+std::pair<int64_t, std::vector<GivenAxis>> decode_shape(
+    const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int64_t world_size = 0;
+  if (std::getline(in, line)) world_size = std::stoll(line);
+  std::vector<GivenAxis> axes;
+  GivenAxis a;
+  std::string size, stride;
+  while (std::getline(in, a.name) && std::getline(in, size) &&
+         std::getline(in, stride)) {
+    a.size = std::stoll(size);
+    a.stride = std::stoll(stride);
+    axes.push_back(a);
+  }
+  return {world_size, axes};
+}
+
+// "DeviceMesh(dp=2, tp=4)", with strides when given ("dp=2:4").
+std::string print_given(const std::vector<GivenAxis>& axes) {
+  std::string s = "DeviceMesh(";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    s += (i ? ", " : "") + axes[i].name + "=" + std::to_string(axes[i].size);
+    if (axes[i].stride != 0) s += ":" + std::to_string(axes[i].stride);
+  }
+  return s + ")";
+}
+
+// "rank 3", "ranks 0, 2-5".
+std::string print_ranks(const std::vector<int>& ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    s += (i ? ", " : "") + std::to_string(ranks[i]);
+    if (j > i) s += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+// How `other` differs from `ref`: "axis 'tp' (position 0, not 1), ...".
+std::string shape_difference(
+    const std::pair<int64_t, std::vector<GivenAxis>>& ref,
+    const std::pair<int64_t, std::vector<GivenAxis>>& other) {
+  std::vector<std::string> parts;
+  if (ref.first != other.first)
+    parts.push_back("the world size (" + std::to_string(other.first) +
+                    ", not " + std::to_string(ref.first) + ")");
+  auto position = [](const std::vector<GivenAxis>& axes,
+                     const std::string& name) -> int {
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (axes[i].name == name) return static_cast<int>(i);
+    return -1;
+  };
+  for (size_t j = 0; j < other.second.size(); ++j) {
+    const GivenAxis& a = other.second[j];
+    const int i = position(ref.second, a.name);
+    if (i < 0) {
+      parts.push_back("axis '" + a.name + "' (not on rank 0)");
+      continue;
+    }
+    const GivenAxis& b = ref.second[i];
+    std::vector<std::string> what;
+    if (static_cast<int>(j) != i)
+      what.push_back("position " + std::to_string(j) + ", not " +
+                     std::to_string(i));
+    if (a.size != b.size)
+      what.push_back("size " + std::to_string(a.size) + ", not " +
+                     std::to_string(b.size));
+    if (a.stride != b.stride)
+      what.push_back("stride " + std::to_string(a.stride) + ", not " +
+                     std::to_string(b.stride));
+    if (what.empty()) continue;
+    std::string w;
+    for (const auto& x : what) w += (w.empty() ? "" : "; ") + x;
+    parts.push_back("axis '" + a.name + "' (" + w + ")");
+  }
+  for (const GivenAxis& b : ref.second)
+    if (position(other.second, b.name) < 0)
+      parts.push_back("axis '" + b.name + "' (missing)");
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return s;
+}
+
+// FNV-1a, 64 bits: the fingerprint of an encoded shape.
+int64_t fingerprint(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return static_cast<int64_t>(h);
+}
+
+// Every rank must construct a mesh with the same shape: a rank whose axes
+// are in another order (or have other sizes, strides or names) would build
+// axis groups holding other ranks, and collectives would combine the wrong
+// ranks without any error. One all-gather of a fingerprint of the shape
+// over the world group; only when fingerprints differ does one rank of each
+// distinct shape publish it through the store, so that every rank raises
+// the same spmd::InvalidArgument naming the ranks and the axes that differ.
+void check_same_shape_on_every_rank(const World& world,
+                                    const std::vector<MeshDim>& shape,
+                                    int mesh_id) {
+  const auto& pg = world.process_group();
+  if (world.size() == 1 || world.backend() == Backend::Fake || !pg) return;
+  const std::string mine = encode_shape(shape, world.size());
+  std::vector<int64_t> prints;
+  try {
+    prints = all_gather_one(pg, fingerprint(mine));
+  } catch (const std::exception& e) {
+    throw CollectiveError(
+        "DeviceMesh: rank " + std::to_string(world.rank()) + " of " +
+        std::to_string(world.size()) +
+        " could not compare its mesh shape with the other ranks' (timeout " +
+        std::to_string(world.timeout().count()) +
+        " ms; every rank must construct the same meshes in the same order): " +
+        detail::error_text(e));
+  }
+  if (std::all_of(prints.begin(), prints.end(),
+                  [&](int64_t p) { return p == prints.front(); }))
+    return;
+  // The distinct shapes, in the order of their lowest rank.
+  std::vector<int64_t> order;
+  std::map<int64_t, std::vector<int>> ranks_of;
+  for (int r = 0; r < static_cast<int>(prints.size()); ++r) {
+    if (ranks_of[prints[r]].empty()) order.push_back(prints[r]);
+    ranks_of[prints[r]].push_back(r);
+  }
+  std::vector<std::pair<int64_t, std::vector<GivenAxis>>> shapes;
+  try {
+    auto store = c10::make_intrusive<c10d::PrefixStore>(
+        "spmd/mesh" + std::to_string(mesh_id) + "/shape", world.store());
+    const std::string key = std::to_string(world.rank());
+    if (ranks_of[prints[world.rank()]].front() == world.rank())
+      store->set(key, std::vector<uint8_t>(mine.begin(), mine.end()));
+    for (int64_t p : order) {
+      const int first = ranks_of[p].front();
+      std::vector<uint8_t> text = first == world.rank()
+                                      ? std::vector<uint8_t>()
+                                      : store->get(std::to_string(first));
+      shapes.push_back(decode_shape(
+          first == world.rank() ? mine
+                                : std::string(text.begin(), text.end())));
+    }
+  } catch (const std::exception& e) {
+    throw CollectiveError(
+        "DeviceMesh: the ranks constructed different meshes, and rank " +
+        std::to_string(world.rank()) +
+        " could not read the other shapes from the store: " +
+        detail::error_text(e));
+  }
+  std::string message =
+      "DeviceMesh: the ranks did not construct the same "
+      "mesh: " +
+      print_ranks(ranks_of[order[0]]) + " built " +
+      print_given(shapes[0].second);
+  for (size_t k = 1; k < order.size(); ++k) {
+    message += "; " + print_ranks(ranks_of[order[k]]) + " built " +
+               print_given(shapes[k].second);
+    const std::string diff = shape_difference(shapes[0], shapes[k]);
+    if (!diff.empty()) message += ", which differs in " + diff;
+  }
+  throw InvalidArgument(
+      message +
+      ". Every rank must construct each DeviceMesh with the same axis names, "
+      "sizes, strides and order; otherwise an axis's process group holds "
+      "different ranks on different ranks and collectives combine the wrong "
+      "ranks");
+}
+
+// Returns once every rank has created its new process groups (a barrier:
+// one all-gather over the world; callers decide to call it the same way on
+// every rank). A rank that returned from a group's rendezvous while a peer
+// was still connecting could otherwise destroy the group (drop the mesh)
+// and close the connection under that peer, whose rendezvous then fails
+// with "Connection closed by peer".
+void wait_for_every_rank_connected(const World& world,
+                                   const std::string& what) {
+  const auto& pg = world.process_group();
+  if (world.size() == 1 || world.backend() == Backend::Fake || !pg) return;
+  try {
+    all_gather_one(pg, 0);
+  } catch (const std::exception& e) {
+    throw CollectiveError(
+        what + ": rank " + std::to_string(world.rank()) + " of " +
+        std::to_string(world.size()) +
+        " did not see every rank finish creating the mesh's process groups "
+        "(timeout " +
+        std::to_string(world.timeout().count()) +
+        " ms; every rank must construct the same meshes in the same order): " +
+        detail::error_text(e));
+  }
+}
 }  // namespace
 
 DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
     : world_(std::move(world)) {
   if (!world_) throw InvalidArgument("DeviceMesh: the world is null");
+  const int mesh_id = world_->next_group_id();
+  // Before any check of this rank alone: a rank whose shape is wrong still
+  // takes part, and every rank then reports the same error.
+  check_same_shape_on_every_rank(*world_, shape, mesh_id);
   if (shape.empty())
     throw InvalidArgument(
         "DeviceMesh: the shape is empty; give at least one axis, e.g. "
@@ -107,7 +363,6 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
   const std::vector<int64_t> strides =
       axis_strides(shape, printed, world_->size());
 
-  const int mesh_id = world_->next_group_id();
   const int rank = world_->rank();
   axes_.resize(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -129,11 +384,16 @@ DeviceMesh::DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape)
   // Groups are created in axis order on every rank; only members rendezvous,
   // and members of one group are all at the same axis step, so this cannot
   // deadlock.
+  bool created = false;
   for (MeshAxisGroup& a : axes_) {
     a.group = world_->new_group(a.ranks, "spmd/mesh" + std::to_string(mesh_id) +
                                              "/" + a.name + "/" +
                                              std::to_string(a.ranks.front()));
+    created |= a.size > 1 && a.group != world_->process_group();
   }
+  // A mesh whose groups are all the world's or one-rank (a 1-D mesh) has
+  // no rendezvous to finish; that decision is the same on every rank.
+  if (created) wait_for_every_rank_connected(*world_, printed);
 }
 
 DeviceMesh::DeviceMesh(const DeviceMesh& other)
@@ -168,15 +428,10 @@ namespace {
 // rank's global rank.
 std::vector<int> discover_ranks(const c10::intrusive_ptr<c10d::ProcessGroup>& g,
                                 int my_rank) {
-  const int n = g->getSize();
-  if (n == 1) return {my_rank};
-  at::Tensor mine = at::full({1}, static_cast<int64_t>(my_rank), at::kLong);
-  std::vector<std::vector<at::Tensor>> out(1);
-  for (int i = 0; i < n; ++i) out[0].push_back(at::empty({1}, at::kLong));
-  std::vector<at::Tensor> in{mine};
-  g->allgather(out, in)->wait();
+  if (g->getSize() == 1) return {my_rank};
   std::vector<int> ranks;
-  for (const at::Tensor& t : out[0]) ranks.push_back(int(t.item<int64_t>()));
+  for (int64_t r : all_gather_one(g, my_rank))
+    ranks.push_back(static_cast<int>(r));
   return ranks;
 }
 
@@ -318,6 +573,10 @@ const MeshAxisGroup& DeviceMesh::flatten(std::vector<Axis> axes,
   f.group = world_->new_group(f.ranks, "spmd/mesh" + std::to_string(id) +
                                            "/flat/" + f.name + "/" +
                                            std::to_string(f.ranks.front()));
+  // Flattened groups are the same size on every rank: all or none are new.
+  if (f.size > 1 && f.group != world_->process_group())
+    wait_for_every_rank_connected(*world_,
+                                  "DeviceMesh::flatten('" + f.name + "')");
   if (f.size > 1) world_->register_axis(f.name, f.layout);
   flat_.push_back(std::move(f));
   return flat_.back();

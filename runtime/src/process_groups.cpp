@@ -17,12 +17,14 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -82,6 +84,24 @@ std::optional<long> parse_int(const char* text) {
   throw CollectiveError(os.str());
 }
 
+// Gloo writes to its peers' sockets without MSG_NOSIGNAL: a write to a peer
+// that has exited raises SIGPIPE, whose default action ends this process
+// with no message. Ignored (only while it has the default action, so that a
+// handler the program installed stays), the write fails with EPIPE and the
+// collective reports the dead peer as a CollectiveError.
+void ignore_sigpipe_if_default() {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) != 0) return;
+  if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, nullptr);
+  }
+}
+
 c10::intrusive_ptr<c10d::ProcessGroup> make_group(
     Backend backend, int rank, int size,
     const c10::intrusive_ptr<c10d::Store>& store, const WorldOptions& opts,
@@ -95,6 +115,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(
   if (!store) throw InvalidArgument(what + ": a store is required");
   try {
     if (backend == Backend::Gloo) {
+      ignore_sigpipe_if_default();
       auto options = c10d::ProcessGroupGloo::Options::create(opts.timeout);
       if (!opts.gloo_hostname.empty()) {
         options->devices.push_back(

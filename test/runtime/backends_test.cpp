@@ -2,6 +2,7 @@
 // process), launcher environments (torchrun, mpirun, srun) and the explicit
 // TCPStore init.
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -290,6 +291,40 @@ TEST(Init, TcpStoreRendezvousOnLoopback) {
   }
   for (auto& t : ranks) t.join();
   for (int r = 0; r < 3; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+}
+
+// SIGPIPE's handler in this process (SIG_DFL, SIG_IGN or a function).
+void (*sigpipe_handler())(int) {
+  struct sigaction current {};
+  ::sigaction(SIGPIPE, nullptr, &current);
+  return current.sa_handler;
+}
+
+void set_sigpipe(void (*handler)(int)) {
+  struct sigaction a {};
+  a.sa_handler = handler;
+  sigemptyset(&a.sa_mask);
+  ::sigaction(SIGPIPE, &a, nullptr);
+}
+
+void count_sigpipe(int) {}
+
+TEST(Backends, GlooWorldIgnoresSigpipeOnlyWhileItHasTheDefaultAction) {
+  // A write to a peer that has exited must fail with EPIPE (and become a
+  // CollectiveError), not end this rank through SIGPIPE's default action.
+  auto* before = sigpipe_handler();
+  set_sigpipe(SIG_DFL);
+  testing::run_ranks(2, [](const std::shared_ptr<World>&) {});
+  EXPECT_EQ(sigpipe_handler(), SIG_IGN);
+  // A handler the program installed stays.
+  set_sigpipe(count_sigpipe);
+  testing::run_ranks(2, [](const std::shared_ptr<World>&) {});
+  EXPECT_EQ(sigpipe_handler(), &count_sigpipe);
+  // The fake backend has no sockets and leaves SIGPIPE alone.
+  set_sigpipe(SIG_DFL);
+  World::fake(0, 2);
+  EXPECT_EQ(sigpipe_handler(), SIG_DFL);
+  set_sigpipe(before);
 }
 
 }  // namespace

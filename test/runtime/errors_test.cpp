@@ -310,6 +310,50 @@ TEST(CollectiveOptions, ResultOfAnIdentityConversionCanBeReducedInPlace) {
   });
 }
 
+TEST(InputValidation, SparseInputNamesTheCollectiveTheAxisAndTheFix) {
+  // Before: libtorch's raw c10::Error, naming neither.
+  run_mesh({{tp, 2}}, [](const DeviceMesh&) {
+    Tensor x = at::ones({4}).to_sparse();
+    std::string msg =
+        error_of<InvalidArgument>([&] { all_reduce(x, tp, P, R); });
+    EXPECT_TRUE(contains(msg,
+                         "all_reduce on axis 'tp': the input is a Sparse "
+                         "tensor, but collectives communicate dense (strided) "
+                         "tensors; convert it first, e.g. x.to_dense()"))
+        << msg;
+    msg = error_of<InvalidArgument>([&] { all_gather(x, tp, S(0), R); });
+    EXPECT_TRUE(contains(msg, "all_gather on axis 'tp': the input is a Sparse"))
+        << msg;
+    // The dense tensor goes through.
+    EXPECT_TRUE(
+        TensorEq(all_reduce(x.to_dense(), tp, P, R), at::full({4}, 2.f)));
+  });
+}
+
+TEST(InputValidation, NegativeSplitSizesAreAShapeErrorNamingTheAxis) {
+  // Every rank passes the same split sizes, so every rank gets this error
+  // (different ones are the consistency check's CollectiveError).
+  run_mesh({{tp, 2}}, [](const DeviceMesh& mesh) {
+    CollectiveOptions o;
+    o.split_sizes = {3, -1};
+    std::string msg = error_of<ShapeError>([&] {
+      reduce_scatter(at::ones({2, 2}), tp, P, S(0), o);
+    });
+    EXPECT_TRUE(contains(msg,
+                         "reduce_scatter on axis 'tp' (group of 2): "
+                         "split_sizes[1] is -1; split sizes count rows and "
+                         "must be >= 0"))
+        << msg;
+    msg = error_of<ShapeError>([&] {
+      all_gather(at::ones({mesh.rank() == 0 ? 3 : 0, 2}), tp, S(0), R, o);
+    });
+    EXPECT_TRUE(contains(msg,
+                         "all_gather on axis 'tp' (group of 2): "
+                         "split_sizes[1] is -1"))
+        << msg;
+  });
+}
+
 TEST(Timeouts, PeerThatNeverArrivesNamesTheCollectiveAndTheAxis) {
   // Rank 1 never calls all_gather: rank 0 must fail within the timeout.
   run_ranks(

@@ -120,6 +120,13 @@ void run(const std::string& scenario, int r, int n,
       }).detach();
     if (r == n - 1) sleep_ms(1500);
     spmd::all_reduce(at::ones({2}), tp, P, R);
+  } else if (scenario == "exit_in_loop") {
+    // Rank 1 exits (no error, no goodbye) in the middle of a loop of small
+    // all_reduces; rank 0 keeps writing to its closed connection.
+    for (int k = 0; k < 100000; ++k) {
+      if (r == 1 && k == 200) std::_Exit(0);
+      spmd::all_reduce(at::ones({2}), tp, P, R);
+    }
   } else if (scenario == "group_gone") {
     // Rank 1 drops its mesh and world (its process groups close), stays up;
     // rank 0 calls a collective afterwards.

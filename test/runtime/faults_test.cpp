@@ -360,6 +360,17 @@ TEST(Faults, RankKilledMidCollectiveGivesTheSurvivorsACollectiveError) {
   EXPECT_LT(res[2].ms, 2 * kTimeout) << res[2].line;
 }
 
+TEST(Faults, PeerThatExitsDuringALoopOfAllReducesIsACollectiveError) {
+  // Before: the survivor's next write to the closed connection raised
+  // SIGPIPE, which ended it (exit -13) without a message.
+  // Three ranks: rank 0 only writes to rank 1 in Gloo's ring, so it finds
+  // the dead peer through a write, not a read.
+  auto res = run_job("exit_in_loop", 3, ranks(3), kTimeout, kDeadline);
+  expect_rank(res[0], 10, "CollectiveError", {"all_reduce on axis 'tp'"});
+  EXPECT_TRUE(res[1].exited && res[1].code == 0) << res[1].err;
+  expect_rank(res[2], 10, "CollectiveError", {"all_reduce on axis 'tp'"});
+}
+
 TEST(Faults, CollectiveAfterThePeersGroupIsGoneIsACollectiveError) {
   auto res = run_job("group_gone", 2, ranks(2), kTimeout, kDeadline);
   expect_rank(res[0], 10, "CollectiveError", {"all_reduce on axis 'tp'"});

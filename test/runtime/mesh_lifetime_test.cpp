@@ -60,5 +60,15 @@ TEST(MeshLifetime, CollectivesWorkAfterTheMeshIsDestroyed) {
   });
 }
 
+TEST(MeshLifetime, MeshDroppedRightAfterConstructionLeavesPeersConnecting) {
+  // Each rank drops every mesh as soon as its constructor returns. Before,
+  // a rank could return from an axis group's rendezvous while a peer was
+  // still connecting to it, close the connection, and the peer's
+  // rendezvous failed with "Connection closed by peer" (seen under load).
+  run_ranks(8, [](const std::shared_ptr<World>& world) {
+    for (int k = 0; k < 24; ++k) DeviceMesh mesh(world, {{dp, 2}, {tp, 4}});
+  });
+}
+
 }  // namespace
 }  // namespace spmd

@@ -1,4 +1,8 @@
 // mesh_test.cpp - DeviceMesh axes and groups, MeshGuard, axis resolution.
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "runtime_test_util.h"
 
 namespace spmd {
@@ -156,6 +160,98 @@ TEST(DeviceMesh, SingletonAxisHasAOneRankGroup) {
     EXPECT_TRUE(TensorEq(all_reduce(x, dp, P, R), x));
     EXPECT_TRUE(TensorEq(all_reduce(x, tp, P, R), at::full({2}, 10.f)));
   });
+}
+
+// Builds on every rank the mesh that `shape_of(rank)` gives and returns each
+// rank's InvalidArgument message (a rank whose construction succeeds or
+// throws something else fails the test).
+std::vector<std::string> mesh_errors(
+    int size, const std::function<std::vector<MeshDim>(int)>& shape_of) {
+  std::vector<std::string> messages(size);
+  run_ranks(size, [&](const std::shared_ptr<World>& world) {
+    messages[world->rank()] = error_of<InvalidArgument>(
+        [&] { DeviceMesh mesh(world, shape_of(world->rank())); });
+  });
+  return messages;
+}
+
+TEST(DeviceMeshAgreement, AxesInAnotherOrderOnSomeRanksAreOneErrorOnEveryRank) {
+  // The odd ranks' tp group would be {1, 3} and the even ranks' {0, 1}:
+  // all_reduce over tp would combine other ranks on each side, silently.
+  auto messages = mesh_errors(4, [](int r) {
+    return r % 2 == 0 ? std::vector<MeshDim>{{dp, 2}, {tp, 2}}
+                      : std::vector<MeshDim>{{tp, 2}, {dp, 2}};
+  });
+  for (const std::string& m : messages) {
+    EXPECT_EQ(m, messages[0]);
+    EXPECT_NE(m.find("the ranks did not construct the same mesh: ranks 0, 2 "
+                     "built DeviceMesh(dp=2, tp=2); ranks 1, 3 built "
+                     "DeviceMesh(tp=2, dp=2), which differs in axis 'tp' "
+                     "(position 0, not 1) and axis 'dp' (position 1, not 0)"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("same axis names, sizes, strides and order"),
+              std::string::npos)
+        << m;
+  }
+}
+
+TEST(DeviceMeshAgreement, OtherSizesNamesOrStridesOnOneRankAreNamed) {
+  auto sizes = mesh_errors(4, [](int r) {
+    return r == 3 ? std::vector<MeshDim>{{dp, 4}, {tp, 1}}
+                  : std::vector<MeshDim>{{dp, 2}, {tp, 2}};
+  });
+  for (const std::string& m : sizes)
+    EXPECT_NE(m.find("ranks 0-2 built DeviceMesh(dp=2, tp=2); rank 3 built "
+                     "DeviceMesh(dp=4, tp=1), which differs in axis 'dp' "
+                     "(size 4, not 2) and axis 'tp' (size 1, not 2)"),
+              std::string::npos)
+        << m;
+  auto names = mesh_errors(2, [](int r) {
+    return r == 1 ? std::vector<MeshDim>{{cp, 2}}
+                  : std::vector<MeshDim>{{tp, 2}};
+  });
+  for (const std::string& m : names)
+    EXPECT_NE(m.find("rank 1 built DeviceMesh(cp=2), which differs in axis "
+                     "'cp' (not on rank 0) and axis 'tp' (missing)"),
+              std::string::npos)
+        << m;
+  auto strides = mesh_errors(4, [](int r) {
+    return r == 0 ? std::vector<MeshDim>{{dp, 2, 1}, {tp, 2, 2}}
+                  : std::vector<MeshDim>{{dp, 2, 2}, {tp, 2, 1}};
+  });
+  for (const std::string& m : strides)
+    EXPECT_NE(m.find("rank 0 built DeviceMesh(dp=2:1, tp=2:2); ranks 1-3 "
+                     "built DeviceMesh(dp=2:2, tp=2:1), which differs in axis "
+                     "'dp' (stride 2, not 1) and axis 'tp' (stride 1, not 2)"),
+              std::string::npos)
+        << m;
+}
+
+TEST(DeviceMeshAgreement, AShapeOnlyOneRankGetsWrongIsStillReportedEverywhere) {
+  // Rank 1's shape is invalid on its own (a repeated axis): it still takes
+  // part in the comparison, so no rank waits for it until the timeout.
+  auto messages = mesh_errors(2, [](int r) {
+    return r == 1 ? std::vector<MeshDim>{{tp, 1}, {tp, 2}}
+                  : std::vector<MeshDim>{{tp, 2}};
+  });
+  for (const std::string& m : messages)
+    EXPECT_NE(m.find("rank 1 built DeviceMesh(tp=1, tp=2)"), std::string::npos)
+        << m;
+}
+
+TEST(DeviceMesh, SizesWhoseProductWrapsAroundToTheWorldSizeAreAnError) {
+  // 4 x (2^62 + 1) is 4 modulo 2^64: accepted before, then the axis's rank
+  // list grew without bound.
+  const int64_t huge = (int64_t{1} << 62) + 1;
+  for (const std::string& m : mesh_errors(4, [&](int) {
+         return std::vector<MeshDim>{{dp, 4}, {tp, huge}};
+       }))
+    EXPECT_NE(m.find("the axis sizes of the mesh DeviceMesh(dp=4, "
+                     "tp=4611686018427387905) multiply to more than 2^63 - 1 "
+                     "ranks but the world has 4"),
+              std::string::npos)
+        << m;
 }
 
 }  // namespace

@@ -65,11 +65,21 @@ struct MeshAxisGroup {
 /// (spec §6.2). Meshes of one World are built by one thread at a time.
 class DeviceMesh {
  public:
-  /// Errors (spmd::InvalidArgument): an empty shape, a repeated axis name, a
-  /// size < 1, a product of sizes different from the world size (the message
-  /// gives both numbers), strides given for some axes only, strides that do
-  /// not lay out every rank of the world exactly once, an axis name that
-  /// another mesh of the World uses for a different layout.
+  /// Every rank first compares its shape (axis names, sizes, strides, order
+  /// and the world size) with the other ranks' through one all-gather of a
+  /// fingerprint over the world group. A mesh with axis groups other than
+  /// the world's returns only once every rank has connected them (one more
+  /// world all-gather), so a rank may drop it at once without breaking a
+  /// peer's rendezvous.
+  /// Errors (spmd::InvalidArgument): ranks that gave different shapes (the
+  /// same message on every rank, naming the ranks and the axes that
+  /// differ), an empty shape, a repeated axis name, a size < 1, a product
+  /// of sizes different from the world size (the message gives both
+  /// numbers; a product that overflows is rejected too), strides given for
+  /// some axes only, strides that do not lay out every rank of the world
+  /// exactly once, an axis name that another mesh of the World uses for a
+  /// different layout. spmd::CollectiveError: a rank that does not take
+  /// part in the comparison within the World's timeout.
   DeviceMesh(std::shared_ptr<World> world, std::vector<MeshDim> shape);
   /// A copy is the same mesh (it shares the axes' process groups).
   DeviceMesh(const DeviceMesh& other);

@@ -78,6 +78,11 @@ class World {
   /// rendezvousing through `store` (not needed for Backend::Fake).
   /// Errors: spmd::InvalidArgument for a bad rank/size, an unavailable
   /// backend; spmd::CollectiveError when the rendezvous times out.
+  /// Gloo (this World and its sub-groups): sets SIGPIPE to SIG_IGN for the
+  /// whole process when its action is still the default (a handler the
+  /// program installed is left alone), so that a write to a peer that has
+  /// exited fails with EPIPE and the collective raises a CollectiveError
+  /// instead of the signal killing this rank silently.
   static std::shared_ptr<World> create(Backend backend, int rank, int size,
                                        c10::intrusive_ptr<c10d::Store> store,
                                        WorldOptions options = {});
