@@ -4,7 +4,7 @@
 #
 #   1. compile the annotated tensor-parallel training loop with the plugin
 #      (the blocks with and without sequence parallelism in global mode,
-#      with strict shards, as their build does; the local-mode twin of the
+#      strict, as their build does; the local-mode twin of the
 #      tp block too): 0 SPMD diagnostics;
 #   2. compile one classic bug (the missing copy-to-tensor-parallel region)
 #      with the plugin: the compiler rejects it, as a user would see it;
@@ -101,7 +101,7 @@ for s in "${sources[@]}"; do
   n=$(sed -n 's/^\([0-9]*\) SPMD diagnostics.*/\1/p' <<<"$out")
   mode=""
   case $s in
-    tensor_parallel | sequence_parallel) mode=" (global mode, strict shards: the build's flags)" ;;
+    tensor_parallel | sequence_parallel) mode=" (strict global mode: the build's flags)" ;;
     tensor_parallel_local) mode=" (the same block for local mode)" ;;
   esac
   printf '  %-26s %s SPMD diagnostics%s\n' "$s.cpp" "${n:-?}" "$mode"
@@ -145,7 +145,7 @@ sed -n '/equivalence/,$p' <<<"$bug" | sed 's/^verdict:/bug variant verdict:/'
 # -- 5: the GPT (examples/gpt) ------------------------------------------
 GPT_STEPS=${DEMO_GPT_STEPS:-20}
 section "5. A whole GPT: vocab-parallel embedding, 2 blocks (fused-QKV attention, MLP), sequence parallelism, vocab-parallel loss, AdamW, clipping"
-echo "\$ clang++-19 -fplugin=${PLUGIN#"$ROOT"/} -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-strict-shards -fplugin-arg-spmd-check-global -fsyntax-only ... examples/gpt/{model,train}.cpp"
+echo "\$ clang++-19 -fplugin=${PLUGIN#"$ROOT"/} -fplugin-arg-spmd-check-strict -fplugin-arg-spmd-check-global -fsyntax-only ... examples/gpt/{model,train}.cpp"
 gtotal=0
 for s in model train; do
   await "gpt_$s"

@@ -1,6 +1,6 @@
 // model.cpp - the GPT's modules, its vocab-parallel loss and the optimizer
 // step, annotated with SPMD types and compiled through the spmd-check plugin
-// in strict global mode with strict-shards (0 diagnostics is part of the
+// in strict global mode (0 diagnostics is part of the
 // build). The "// BUG" lines are the mistakes of bugs.h; docs/walkthrough.md
 // explains every annotation.
 #include <ATen/ATen.h>

@@ -3,7 +3,7 @@
 // duplicated, so LayerNorm and the residual run on 1/tp of the tokens.
 // Written for global mode (spec §12), like tensor_parallel.cpp, and checked
 // by the spmd-check plugin in it: its build passes
-// -fplugin-arg-spmd-check-global and -fplugin-arg-spmd-check-strict-shards.
+// -fplugin-arg-spmd-check-global and -fplugin-arg-spmd-check-strict.
 // The runtime checker types it in global mode on tp too (checker_options).
 // docs/walkthrough.md explains the annotations.
 #include <ATen/ATen.h>

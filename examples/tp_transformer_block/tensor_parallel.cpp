@@ -1,7 +1,7 @@
 // tensor_parallel.cpp - the tensor-parallel MLP block (no sequence
 // parallelism), annotated with SPMD types for global mode (spec §12) and
 // checked by the spmd-check plugin at compile time: its build passes
-// -fplugin-arg-spmd-check-global and -fplugin-arg-spmd-check-strict-shards.
+// -fplugin-arg-spmd-check-global and -fplugin-arg-spmd-check-strict.
 // docs/walkthrough.md explains every annotation; tensor_parallel_local.cpp
 // is the same block written for local mode (the default), where the pending
 // sum of the row-parallel product must be declared by hand.

@@ -13,12 +13,14 @@ cancel (an edit cancels the analysis in flight), burst (200 edits: only
 the latest version is analysed, versions never go back; latency printed),
 memory (80 re-checks that change the include block; memory printed and
 bounded), torch_exit (shutdown + exit during the analysis of a file that
-includes the real <torch/torch.h>: time to exit printed and bounded).
+includes the real <torch/torch.h>: time to exit printed and bounded),
+help (--spmd-help lists every plugin argument the analysis accepts).
 """
 import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -562,6 +564,32 @@ def case_torch_exit():
           "proxy exited in %.2f s with status %d" % (took, code))
     check(code == 0, "status 0 after shutdown + exit", client)
     check(took < 10, "exit within 10 s (was 38 s)", client)
+
+
+def plugin_arguments(program, prefix):
+    """The plugin arguments the analysis accepts, as the error for an unknown
+    one lists them ("expected 'strict', ..., 'warn=<kind>' ... (kind: ...")."""
+    p = subprocess.run([program, prefix + "no-such-argument"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=TIMEOUT)
+    listed = p.stderr.split("expected", 1)[-1].split("(kind:", 1)[0]
+    names = re.findall(r"'([a-z-]+)(?:=<[^>]*>)?'", listed)
+    check(p.returncode != 0 and len(names) >= 8,
+          "an unknown argument is an error listing the accepted ones "
+          "(got %r)" % p.stderr)
+    return names
+
+
+def case_help():
+    p = subprocess.run([PROXY, "--spmd-help"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+    check(p.returncode == 0, "--spmd-help exits 0")
+    names = plugin_arguments(PROXY, "--spmd-")
+    missing = [n for n in names if "--spmd-" + n not in p.stdout]
+    print("plugin arguments: %s" % ", ".join(names))
+    check(not missing, "--spmd-help lists every plugin argument as "
+          "--spmd-<arg>; missing: %s" % ", ".join(missing))
+    check("--spmd-global" in p.stdout, "--spmd-help lists --spmd-global")
 
 
 CASES = {name[5:]: f for name, f in globals().items()

@@ -86,8 +86,19 @@ USAGE: spmd-clangd [proxy options] [clangd options]
 Proxy options (everything else is passed to clangd unchanged):
   --clangd=<path>          The clangd to run (default: clangd-19, then clangd,
                            on PATH).
-  --spmd-strict            Plugin argument 'strict'.
+  --spmd-strict            Plugin argument 'strict': also report unknown
+                           types, opaque calls and, in global mode, lost
+                           shard dims ('--spmd-strict-shards' is an alias).
+  --spmd-no-strict-shards  Plugin argument 'no-strict-shards': with
+                           --spmd-strict, do not report lost shard dims.
+  --spmd-global            Plugin argument 'global': global mode, which
+                           tracks the dim of every shard.
+  --spmd-local-axes=<axis,...>
+                           Plugin argument 'local-axes=<axis,...>': with
+                           --spmd-global, keep these mesh axes local.
   --spmd-system-headers    Plugin argument 'system-headers'.
+  --spmd-stats             Plugin argument 'stats': one line of analysis
+                           statistics per check, in the log.
   --spmd-warn=<kind|all>   Plugin argument 'warn=<kind>'.
   --spmd-error=<kind|all>  Plugin argument 'error=<kind>'.
   --spmd-ignore=<kind|all> Plugin argument 'ignore=<kind>'.
