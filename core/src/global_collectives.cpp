@@ -352,7 +352,7 @@ Status check_src_is_input_shard(const CollectiveCall& call,
 
 // Issue #11: a known shard `in_shard` of axis `a` is not a pending sum.
 Status check_shard_not_pending_sum(const CollectiveCall& call,
-                                   const std::string& op, const std::string& a,
+                                   const std::string& a,
                                    const GlobalType& input, long in_shard) {
   bool wants_partial = (call.src.kind == TypeKind::Partial &&
                         call.op != Collective::Reinterpret) ||
@@ -360,11 +360,19 @@ Status check_shard_not_pending_sum(const CollectiveCall& call,
                         call.src.kind == TypeKind::Varying &&
                         call.dst.kind == TypeKind::Partial);
   if (!wants_partial || call.expert_mode) return Ok{};
+  // The call as written (src and dst as given) and the rule (§12.6): a known
+  // shard is not a pending sum, neither for src=P nor as reinterpret's V->P.
+  const std::string rule =
+      call.op == Collective::Reinterpret
+          ? "global mode does not reinterpret a known shard as a pending sum "
+            "(V -> P), outside expert_mode"
+          : "global mode does not accept a known shard where src=" +
+                to_string(call.src) + " expects a pending sum";
   TypeError e = error(
       ErrorKind::SpmdTypeError,
-      op + ": the input is sharded on axis " + a + " (" + S_text(in_shard) +
-          ", " + input.spec->to_string() +
-          "), not a pending sum: it cannot be used where src=P is expected",
+      call.to_string() + ": the input is sharded on axis " + a + " (" +
+          S_text(in_shard) + ", " + input.spec->to_string() +
+          "), not a pending sum: " + rule,
       a,
       call.op == Collective::AllReduce
           ? "to collect the shards use spmd::all_gather(x, " + a + ", " +
@@ -411,7 +419,7 @@ Status check_global_input_axis(const CollectiveCall& call,
     if (!src) return src;
   }
   if (ctx.shard_is_not_partial && in_t.kind == TypeKind::Varying)
-    return check_shard_not_pending_sum(call, op, a, input, *in_shard);
+    return check_shard_not_pending_sum(call, a, input, *in_shard);
   return Ok{};
 }
 
