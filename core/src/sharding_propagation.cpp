@@ -666,6 +666,46 @@ bool is_sum(const std::string& name) {
   return name == "sum" || name == "nansum";
 }
 
+// A reduction over the sharded dim d. Only a sum is a pending sum of the
+// one-device value: each rank's sum of its shard adds up to the global sum.
+// A mean's per-rank results add up to axis-size times the global mean (DTensor
+// calls it Partial(avg), which has no type here), and a max, a variance, a
+// norm or a product of the shards do not add up to anything: all rejected,
+// with the rewrite that is a sum.
+Result<AxisOutcome> over_shard(std::string_view op, const std::string& name,
+                               bool linear, long d, std::string_view axis,
+                               std::optional<long> out_rank) {
+  if (linear && is_sum(name)) return out(Placement::partial(), out_rank);
+  const std::string a(axis), dim = std::to_string(d);
+  const std::string sharded =
+      "dim " + dim + ", which " + a + " shards (S(" + dim + "))";
+  if (name == "mean" || name == "nanmean")
+    return no_strategy(
+        op, axis,
+        "it averages over " + sharded +
+            ": each rank averages its own shard, so the per-rank means add "
+            "up to " +
+            a +
+            "-size times the global mean, not to the mean (there is no "
+            "pending-mean type, DTensor's Partial(avg))",
+        "sum over the dim, then divide by the global size: " +
+            std::string(name == "nanmean" ? "nansum" : "sum") +
+            " / (the global count of the averaged elements) is the pending "
+            "sum (P) of the mean; or " +
+            gather_fix(axis, 0, d));
+  std::string combine =
+      " is not a sum: the per-rank results cannot be "
+      "combined by a pending sum";
+  if (name == "max" || name == "min" || name == "amax" || name == "amin" ||
+      name == "aminmax")
+    combine +=
+        " (they combine by a max or a min, and spmd::all_reduce only "
+        "sums)";
+  return no_strategy(
+      op, axis, "it reduces over " + sharded + ", and " + name + combine,
+      gather_fix(axis, 0, d) + "; or reduce over the other dims only");
+}
+
 Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
                               bool linear, const std::vector<AxisArg>& ts,
                               const ShardingArgs& args, std::string_view axis) {
@@ -674,8 +714,7 @@ Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
   // some dim, whichever it is (the front end may not know it: a V without a
   // dim is Unknown here), is the pending sum of the global sum. A caller
   // promotes only a V result (§12.2), so an Unknown operand that is not V
-  // is not affected. A mean is not claimed: each rank's mean of its shard
-  // adds up to axis-size times the global mean, and only for even shards.
+  // is not affected. A mean is not claimed (over_shard).
   if (x.placement.kind == K::Unknown) {
     if (linear && is_sum(name) && reduces_every_dim(args, x.shape))
       return out(Placement::partial(), !args.keepdim ? std::optional<long>(0)
@@ -700,29 +739,8 @@ Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
                      : *known_rank - static_cast<long>(dims->size());
   if (!x.placement.is_shard()) return out(x.placement, out_rank);
   long d = x.placement.dim;
-  if (std::count(dims->begin(), dims->end(), d)) {
-    if (linear) {
-      std::string note;
-      if (name == "mean" || name == "nanmean")
-        note = std::string(op) + " over dim " + std::to_string(d) + ", which " +
-               std::string(axis) +
-               " shards: each rank averages its own shard, so the pending sum "
-               "(P) is " +
-               std::string(axis) +
-               "-size times the global mean (for even shards); divide by the "
-               "axis size after the all_reduce, or use sum and divide by the "
-               "global extent";
-      return out(Placement::partial(), out_rank, note);
-    }
-    return no_strategy(
-        op, axis,
-        "it reduces over dim " + std::to_string(d) + ", which " +
-            std::string(axis) + " shards (S(" + std::to_string(d) + ")), and " +
-            name +
-            " is not a sum: the per-rank results cannot be combined by a "
-            "pending sum",
-        gather_fix(axis, 0, d) + "; or reduce over the other dims only");
-  }
+  if (std::count(dims->begin(), dims->end(), d))
+    return over_shard(op, name, linear, d, axis, out_rank);
   long nd = d;
   if (!args.keepdim)
     for (long r : *dims)
@@ -875,13 +893,18 @@ Result<AxisOutcome> loss(std::string_view op, const std::vector<AxisArg>& ts,
             ", R, S(" + std::to_string(*td) + ")))");
   if (!td) return out(Placement::replicate(), out_rank);
   if (args.reduction == "none") return out(Placement::shard(*td), out_rank);
-  std::string note;
   if (args.reduction == "mean")
-    note = std::string(op) + " with reduction=mean over a batch sharded by " +
-           std::string(axis) +
-           ": each rank averages its own shard, so the pending sum (P) is " +
-           std::string(axis) + "-size times the global mean loss";
-  return out(Placement::partial(), out_rank, note);
+    return no_strategy(
+        op, axis,
+        "reduction=mean over a batch sharded by " + std::string(axis) +
+            ": each rank averages its own shard, so the per-rank losses add "
+            "up to " +
+            std::string(axis) +
+            "-size times the global mean loss, not to the mean (there is no "
+            "pending-mean type)",
+        "use reduction=sum and divide by the global batch size (the pending "
+        "sum (P) of the mean loss), or reduction=none and reduce it yourself");
+  return out(Placement::partial(), out_rank);
 }
 
 // ---- shape ops -------------------------------------------------------------
@@ -1986,6 +2009,20 @@ Shape result_shape(std::string_view op, const std::vector<Shape>& tensors,
     default:
       return s;
   }
+}
+
+std::optional<ReductionArgRoles> reduction_arg_roles(std::string_view op) {
+  const std::string name = canonical_op_name(op);
+  const ShardRule rule = shard_rule_of(name);
+  if (rule != ShardRule::LinearReduction &&
+      rule != ShardRule::NonlinearReduction)
+    return std::nullopt;
+  if (name == "var" || name == "std" || name == "var_mean" ||
+      name == "std_mean")
+    return ReductionArgRoles{0, 2};  // (dim, unbiased | correction, keepdim)
+  if (name == "norm") return ReductionArgRoles{1, 2};  // (p, dim, keepdim)
+  if (name == "count_nonzero") return ReductionArgRoles{0, std::nullopt};
+  return ReductionArgRoles{};  // (dim, keepdim, ...)
 }
 
 Result<AxisOutcome> propagate_axis(std::string_view op,

@@ -192,9 +192,15 @@ TEST(GlobalChecker, ReductionsAndAlongDim) {
          return S0({4, 6}).sum();
        },
        "{tp: P}", false},
-      {"mean keepdim over the shard -> P",
+      // Not P: the per-rank means add up to tp-size times the mean.
+      {"mean keepdim over the shard is rejected",
        [] {
          return S1({4, 6}).mean({1}, true);
+       },
+       "tp-size times the global mean", true},
+      {"sum keepdim over the shard -> P",
+       [] {
+         return S1({4, 6}).sum({1}, true);
        },
        "{tp: P}", false},
       {"max over the shard is rejected",

@@ -13,9 +13,11 @@
 #ifndef SPMD_CORE_SHARDING_PROPAGATION_H
 #define SPMD_CORE_SHARDING_PROPAGATION_H
 
+#include <spmd/core/masks.h>
 #include <spmd/core/partition_spec.h>
 #include <spmd/core/propagation.h>
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
@@ -128,6 +130,22 @@ const char* to_string(ShardRule r);
 /// "__matmul__", "prop T") or a C++ spelling ("torch::matmul",
 /// "at::Tensor::view", "aten::mm", "torch::nn::functional::linear").
 ShardRule shard_rule_of(std::string_view op);
+
+/// Where a reduction's structural arguments are among its non-tensor
+/// arguments, counted in the order of libtorch's C++ API (which is the ATen
+/// schema's): `sum(dim, keepdim, dtype)`, `amax(dim, keepdim)`,
+/// `var(dim, unbiased or correction, keepdim)`, `norm(p, dim, keepdim)`,
+/// `count_nonzero(dim)`. For a front end that reads a call by position (the
+/// plugin); the runtime checker reads the ATen schema's argument names.
+struct ReductionArgRoles {
+  std::size_t dim = 0;                     ///< the dim or dim list
+  std::optional<std::size_t> keepdim = 1;  ///< nullopt: the op has none
+};
+
+/// The argument roles of a reduction (any spelling canonical_op_name
+/// accepts); nullopt when `op` is not a reduction (ShardRule
+/// LinearReduction or NonlinearReduction).
+std::optional<ReductionArgRoles> reduction_arg_roles(std::string_view op);
 
 /// The canonical op name the rules use: namespaces, a leading '.', an
 /// in-place '_' and an ATen overload suffix stripped; dunders mapped
