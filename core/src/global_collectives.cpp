@@ -504,10 +504,16 @@ Result<GlobalType> transfer_global(
   if (!input) return out;
   out.spec = input->spec;
   out.unknown_shards = input->unknown_shards;
+  out.unmasked_rows = input->unmasked_rows;
   // A local axis keeps local semantics; the spec of global axes is kept.
   if (!ctx.global) return out;
   for (const auto& a : axes) {
     if (!ctx.is_global(a) || !input->local.has(a)) continue;
+    if (input->unmasked_rows.count(a)) {
+      // Not a pending sum until the rows are zeroed (infer_global).
+      auto rows = check_unmasked_rows_input(call, a);
+      if (!rows) return rows.error();
+    }
     auto checked =
         check_global_input_axis(call, op, a, axis, axes, *input, shape, ctx);
     if (!checked) return checked.error();
@@ -516,7 +522,10 @@ Result<GlobalType> transfer_global(
     return unranked_output(call, *input, axes, ctx, std::move(out));
   auto spec = output_spec(call, *input, axis, axes, shape.rank(), ctx);
   if (!spec) return spec.error();
-  for (const auto& a : axes) out.unknown_shards.erase(a);
+  for (const auto& a : axes) {
+    out.unknown_shards.erase(a);
+    out.unmasked_rows.erase(a);
+  }
   out.spec = *spec;
   return out;
 }

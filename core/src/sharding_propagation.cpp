@@ -831,13 +831,21 @@ Result<AxisOutcome> embedding(std::string_view op, bool aten_order,
                        "all_gather one of them");
   if (in.placement.is_shard()) return out(in.placement, out_rank);
   if (w.placement.is_shard() && w.placement.dim == 0) {
-    return out(Placement::partial(), out_rank,
-               std::string(op) + ": the table is vocab-sharded on " +
-                   std::string(axis) +
-                   " (S(0)): the lookup is a pending sum (P) only if each rank "
-                   "shifts the indices by its vocab offset and zeroes the "
-                   "rows of indices outside its shard (a vocab-parallel "
-                   "embedding); all_reduce it afterwards");
+    // Every rank looks up a row for every index, also for the indices
+    // another rank owns: V with unmasked rows, a pending sum only once those
+    // rows are zeroed (infer_global, masks.h).
+    AxisOutcome o = unknown(
+        out_rank,
+        std::string(op) + ": the table is vocab-sharded on " +
+            std::string(axis) +
+            " (S(0)): each rank looks up a row for every index, also for the "
+            "indices another rank owns, so the result holds unmasked rows "
+            "(V): it is a pending sum (P) only once the rows of indices "
+            "outside the rank's shard are zeroed (a vocab-parallel embedding: "
+            "shift the indices by the vocab offset, then masked_fill(mask, 0) "
+            "the result)");
+    o.unmasked_rows = true;
+    return o;
   }
   if (w.placement.is_shard() && w.placement.dim == 1) {
     if (!out_rank) return unknown();
@@ -2151,10 +2159,80 @@ void drop_shards_of_unvarying_axes(GlobalType& g) {
   for (const auto& [axis, t] : g.local.map()) {
     if (t.kind == TypeKind::Varying) continue;
     g.unknown_shards.erase(axis);
+    g.unmasked_rows.erase(axis);
     if (g.spec && g.spec->dim_of(axis)) g.spec = g.spec->without(axis);
   }
   if (g.spec && g.spec->all_none()) g.spec.reset();
 }
+
+namespace {
+
+// The unmasked-rows rule on the result of `op` (see infer_global): for each
+// global axis on which an operand that gives the result its values carries
+// unmasked rows, a zero fill of that operand makes the axis P, a V result
+// keeps the mark, and a P result (a sum of the rows) is an error.
+Status apply_unmasked_rows(std::string_view op,
+                           const std::vector<GlobalOperand>& operands,
+                           const GlobalContext& ctx, GlobalResult& res) {
+  std::vector<MaskOperand> masks;
+  bool any = false;
+  for (const auto& o : operands) {
+    masks.push_back(o.kind == Operand::Kind::Tensor
+                        ? MaskOperand::of_tensor(o.mask)
+                        : MaskOperand::of_scalar(o.constant));
+    any = any || (o.type && !o.type->unmasked_rows.empty());
+  }
+  if (!any) return Ok{};
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const auto& o = operands[i];
+    if (!o.type || o.kind != Operand::Kind::Tensor || !gives_values(op, i))
+      continue;
+    for (const auto& a : o.type->unmasked_rows) {
+      if (!ctx.is_global(a)) continue;
+      auto t = res.type.local.get(a);
+      if (!t) continue;
+      if (zero_fills(op, masks, i)) {
+        // The rank's own rows, zeros elsewhere: the lookup's pending sum.
+        if (t->kind != TypeKind::Varying) continue;
+        res.type.local.set(a, zeroed_rows_type());
+        res.type.unmasked_rows.erase(a);
+        res.type.unknown_shards.erase(a);
+        if (res.type.spec && res.type.spec->dim_of(a))
+          res.type.spec = res.type.spec->without(a);
+        continue;
+      }
+      if (t->kind == TypeKind::Partial) {
+        TypeError e;
+        e.kind = ErrorKind::SpmdTypeError;
+        e.axis = a;
+        e.message =
+            "No valid sharding strategy for " + std::string(op) + " on axis " +
+            a + ": " + arg(i) +
+            " holds rows looked up in a table sharded by rows on " + a +
+            " whose rows of indices outside the rank's shard are not zeroed "
+            "(unmasked rows): summed over " +
+            a + " every rank adds a row for every index";
+        e.fix =
+            "zero the rows of indices outside this rank's shard first "
+            "(masked_fill(mask, 0) with mask = the indices outside [start, "
+            "end)), then reduce";
+        e.expected = "P";
+        e.actual = "V";
+        return e;
+      }
+      if (t->kind == TypeKind::Varying) {
+        res.type.unmasked_rows.insert(a);
+        res.type.unknown_shards.insert(a);
+        if (res.type.spec && res.type.spec->dim_of(a))
+          res.type.spec = res.type.spec->without(a);
+      }
+    }
+  }
+  if (res.type.spec && res.type.spec->all_none()) res.type.spec.reset();
+  return Ok{};
+}
+
+}  // namespace
 
 Result<GlobalResult> infer_global(std::string_view op,
                                   const std::vector<GlobalOperand>& operands,
@@ -2175,15 +2253,26 @@ Result<GlobalResult> infer_global(std::string_view op,
   auto order = AxisOrder::of(op, in.entries);
   if (!order) return order.error();
   std::map<std::string, Placement> placed;
+  std::set<std::string> looked_up;  // axes of an unmasked lookup (embedding)
   for (const auto& a : in.axes) {
     if (!res.type.local.has(a)) continue;  // skipped by permissive inference
     auto r = propagate_axis(op, axis_view(operands, a), args, a);
     if (!r) return r.error();
     if (!r->note.empty()) res.notes.push_back(r->note);
     if (r->out_rank) res.out_rank = r->out_rank;
+    if (r->unmasked_rows) looked_up.insert(a);
     placed[a] = r->placement;
   }
   if (auto s = combine_placements(op, in.axes, placed, *order, res); !s)
+    return s.error();
+  for (const auto& a : looked_up) {
+    auto t = res.type.local.get(a);
+    if (t && t->kind == TypeKind::Varying) {
+      res.type.unmasked_rows.insert(a);
+      res.type.unknown_shards.insert(a);
+    }
+  }
+  if (auto s = apply_unmasked_rows(op, operands, ctx, res); !s)
     return s.error();
   drop_shards_of_unvarying_axes(res.type);
   return res;

@@ -945,6 +945,15 @@ bool Transfer::placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
                           AxisId A, Origin Here, Value &Out) {
   llvm::StringRef AxisName = TU.Axes.name(A);
   using Reason = core::ShardLossReason;
+  if (R.unmasked_rows) {
+    // A lookup in a table sharded by rows is a pending sum only once the
+    // rows of indices outside the shard are zeroed: until then it is V,
+    // marked (propagateUnmaskedRows clears the mark).
+    AxisFact UF = AxisFact::known(types::V, Here);
+    UF.Shard = AxisFact::UnmaskedRows;
+    Out.set(A, UF);
+    return false;
+  }
   switch (R.placement.kind) {
   case core::Placement::Kind::Shard: {
     if (FromEnd && !R.out_rank) {
@@ -962,15 +971,6 @@ bool Transfer::placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
     return true;
   }
   case core::Placement::Kind::Partial: // a V that is a pending sum (§12.2)
-    if (Canon == "embedding") {
-      // A lookup in a table sharded by rows is a pending sum only once the
-      // rows of indices outside the shard are zeroed: until then it is V,
-      // marked (propagateUnmaskedRows clears the mark).
-      AxisFact UF = AxisFact::known(types::V, Here);
-      UF.Shard = AxisFact::UnmaskedRows;
-      Out.set(A, UF);
-      return false;
-    }
     Out.set(A, AxisFact::known(types::P, Here));
     return false;
   case core::Placement::Kind::Replicate:

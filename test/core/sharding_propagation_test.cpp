@@ -908,11 +908,12 @@ ShardingArgs Reduction(const char* r) {
 INSTANTIATE_TEST_SUITE_P(
     EmbeddingLoss, PropTest,
     ::testing::Values(
+        // Not P: every rank looks up a row for every index (unmasked rows).
         PropCase{"embedding_vocab_parallel",
                  "embedding",
                  {G("{tp: R}", {2, 5}), G("{tp: S(0)}", {100, 16})},
                  {},
-                 "{tp: P}",
+                 "{tp: V(unmasked rows)}",
                  {}},
         PropCase{"embedding_hidden_sharded",
                  "embedding",
@@ -930,7 +931,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "aten::embedding",
                  {G("{tp: S(0)}", {100, 16}), G("{tp: R}", {2, 5})},
                  {},
-                 "{tp: P}",
+                 "{tp: V(unmasked rows)}",
                  {}},
         PropCase{"cross_entropy_class_sharded",
                  "cross_entropy",
@@ -1075,7 +1076,50 @@ TEST(NotesTest, VocabParallelEmbeddingNeedsMasking) {
                         {G("{tp: R}", {2, 5}), G("{tp: S(0)}", {100, 16})}, {});
   ASSERT_TRUE(Succeeds(r));
   ASSERT_EQ(r->notes.size(), 1u);
-  EXPECT_TRUE(Contains(r->notes[0], "zeroes the rows"));
+  EXPECT_TRUE(Contains(r->notes[0], "unmasked rows"));
+  EXPECT_TRUE(Contains(r->notes[0], "only once the rows of indices outside"));
+  EXPECT_EQ(r->type.unmasked_rows, std::set<std::string>{"tp"});
+}
+
+// The unmasked-rows rule (infer_global): a zero fill makes the lookup P,
+// other ops keep the mark, a sum over every dim of the rows is an error.
+GlobalOperand Masked(GlobalOperand o, MaskKind k) {
+  o.mask = k;
+  return o;
+}
+
+GlobalOperand Number(double v) {
+  GlobalOperand s = GlobalOperand::weak_scalar();
+  s.constant = v;
+  return s;
+}
+
+TEST(UnmaskedRowsTest, OnlyAZeroFillMakesTheLookupP) {
+  auto e = infer_global("embedding",
+                        {G("{tp: R}", {2, 5}), G("{tp: S(0)}", {100, 16})}, {});
+  ASSERT_TRUE(Succeeds(e));
+  GlobalOperand rows = GlobalOperand::tensor(e->type, Shape::of({2, 5, 16}));
+  GlobalOperand mask = Masked(G("{tp: R}", {2, 5, 1}), MaskKind::Bool);
+  auto filled = infer_global("masked_fill", {rows, mask, Number(0)}, {});
+  ASSERT_TRUE(Succeeds(filled));
+  EXPECT_EQ(filled->type.to_string(), "{tp: P}");
+  // Filled with something else: still unmasked.
+  auto other = infer_global("masked_fill", {rows, mask, Number(1)}, {});
+  ASSERT_TRUE(Succeeds(other));
+  EXPECT_EQ(other->type.to_string(), "{tp: V(unmasked rows)}");
+  // A product with a 0/1 mask zeroes; with data that is not a mask, not.
+  auto keep = Masked(G("{tp: R}", {2, 5, 1}), MaskKind::ZeroOne);
+  auto prod = infer_global("mul", {rows, keep}, {});
+  ASSERT_TRUE(Succeeds(prod));
+  EXPECT_EQ(prod->type.to_string(), "{tp: P}");
+  auto scaled = infer_global("mul", {rows, G("{tp: R}", {2, 5, 1})}, {});
+  ASSERT_TRUE(Succeeds(scaled));
+  EXPECT_EQ(scaled->type.to_string(), "{tp: V(unmasked rows)}");
+  // A sum over every dim of the rows is not their pending sum.
+  auto sum = infer_global("sum", {rows}, {});
+  ASSERT_FALSE(sum.ok());
+  EXPECT_TRUE(Contains(sum.error().message, "unmasked rows"));
+  EXPECT_TRUE(Contains(sum.error().fix, "masked_fill(mask, 0)"));
 }
 
 TEST(ModeTest, Z019_LocalRegionDropsSpecs) {

@@ -106,6 +106,11 @@ struct AxisOutcome {
   /// With an unknown placement: what to write so that it is known (empty
   /// when there is no one repair).
   std::string fix = {};
+  /// The result holds rows looked up in a table sharded by rows on this
+  /// axis, not yet zeroed outside the rank's shard (embedding with a
+  /// vocab-sharded table and replicated indices): V, not a pending sum; the
+  /// placement is unknown (no dim is sharded).
+  bool unmasked_rows = false;
 };
 
 /// The op's sharding rule family, for messages and the docs (one per rule).
@@ -220,17 +225,27 @@ struct GlobalOperand {
   std::optional<GlobalType> type;  ///< nullopt: untyped tensor / plain number
   Shape shape;                     ///< local shape (tensors)
   int position = -1;
+  /// For the unmasked-rows rule (masks.h): what is known of a tensor's
+  /// values (a bool tensor, a 0/1 mask) and a plain number's value. Only
+  /// read when some operand carries unmasked rows.
+  MaskKind mask = MaskKind::None;
+  std::optional<double> constant;
 
   static GlobalOperand tensor(std::optional<GlobalType> t, Shape s = {},
                               int pos = -1) {
-    return {Operand::Kind::Tensor, std::move(t), std::move(s), pos};
+    return {Operand::Kind::Tensor, std::move(t), std::move(s), pos, {}, {}};
   }
   static GlobalOperand weak_scalar(int pos = -1) {
-    return {Operand::Kind::WeakScalar, std::nullopt, Shape::of({}), pos};
+    return {
+        Operand::Kind::WeakScalar, std::nullopt, Shape::of({}), pos, {}, {}};
   }
   static GlobalOperand typed_scalar(TensorType t, int pos = -1) {
-    return {Operand::Kind::TypedScalar, GlobalType{std::move(t), {}, {}},
-            Shape::of({}), pos};
+    return {Operand::Kind::TypedScalar,
+            GlobalType{std::move(t), {}, {}, {}},
+            Shape::of({}),
+            pos,
+            {},
+            {}};
   }
 };
 
@@ -258,8 +273,12 @@ void drop_shards_of_unvarying_axes(GlobalType& g);
 /// spec), Shard(d) builds the output PartitionSpec with multi-axis entries
 /// ordered as in the inputs (conflicting orders are an error); shards of
 /// axes the local rule made R, I or P are dropped
-/// (drop_shards_of_unvarying_axes). Outside global mode (ctx.global false)
-/// the result carries no spec (§12.3).
+/// (drop_shards_of_unvarying_axes). Unmasked rows (GlobalType::unmasked_rows):
+/// an op that zeroes them where a mask says (core::zero_fills on the
+/// operands' `mask` and `constant`) gives P on that axis; any other op keeps
+/// the mark on a V result, and one that would make them a pending sum (a sum
+/// over every dim) is an SpmdTypeError naming the masking fix. Outside
+/// global mode (ctx.global false) the result carries no spec (§12.3).
 Result<GlobalResult> infer_global(std::string_view op,
                                   const std::vector<GlobalOperand>& operands,
                                   const ShardingArgs& args,
