@@ -352,7 +352,7 @@ Status check_src_is_input_shard(const CollectiveCall& call,
 
 // Issue #11: a known shard `in_shard` of axis `a` is not a pending sum.
 Status check_shard_not_pending_sum(const CollectiveCall& call,
-                                   const std::string& op, const std::string& a,
+                                   const std::string& a,
                                    const GlobalType& input, long in_shard) {
   bool wants_partial = (call.src.kind == TypeKind::Partial &&
                         call.op != Collective::Reinterpret) ||
@@ -360,11 +360,19 @@ Status check_shard_not_pending_sum(const CollectiveCall& call,
                         call.src.kind == TypeKind::Varying &&
                         call.dst.kind == TypeKind::Partial);
   if (!wants_partial || call.expert_mode) return Ok{};
+  // The call as written (src and dst as given) and the rule (§12.6): a known
+  // shard is not a pending sum, neither for src=P nor as reinterpret's V->P.
+  const std::string rule =
+      call.op == Collective::Reinterpret
+          ? "global mode does not reinterpret a known shard as a pending sum "
+            "(V -> P), outside expert_mode"
+          : "global mode does not accept a known shard where src=" +
+                to_string(call.src) + " expects a pending sum";
   TypeError e = error(
       ErrorKind::SpmdTypeError,
-      op + ": the input is sharded on axis " + a + " (" + S_text(in_shard) +
-          ", " + input.spec->to_string() +
-          "), not a pending sum: it cannot be used where src=P is expected",
+      call.to_string() + ": the input is sharded on axis " + a + " (" +
+          S_text(in_shard) + ", " + input.spec->to_string() +
+          "), not a pending sum: " + rule,
       a,
       call.op == Collective::AllReduce
           ? "to collect the shards use spmd::all_gather(x, " + a + ", " +
@@ -411,7 +419,7 @@ Status check_global_input_axis(const CollectiveCall& call,
     if (!src) return src;
   }
   if (ctx.shard_is_not_partial && in_t.kind == TypeKind::Varying)
-    return check_shard_not_pending_sum(call, op, a, input, *in_shard);
+    return check_shard_not_pending_sum(call, a, input, *in_shard);
   return Ok{};
 }
 
@@ -496,10 +504,16 @@ Result<GlobalType> transfer_global(
   if (!input) return out;
   out.spec = input->spec;
   out.unknown_shards = input->unknown_shards;
+  out.unmasked_rows = input->unmasked_rows;
   // A local axis keeps local semantics; the spec of global axes is kept.
   if (!ctx.global) return out;
   for (const auto& a : axes) {
     if (!ctx.is_global(a) || !input->local.has(a)) continue;
+    if (input->unmasked_rows.count(a)) {
+      // Not a pending sum until the rows are zeroed (infer_global).
+      auto rows = check_unmasked_rows_input(call, a);
+      if (!rows) return rows.error();
+    }
     auto checked =
         check_global_input_axis(call, op, a, axis, axes, *input, shape, ctx);
     if (!checked) return checked.error();
@@ -508,7 +522,10 @@ Result<GlobalType> transfer_global(
     return unranked_output(call, *input, axes, ctx, std::move(out));
   auto spec = output_spec(call, *input, axis, axes, shape.rank(), ctx);
   if (!spec) return spec.error();
-  for (const auto& a : axes) out.unknown_shards.erase(a);
+  for (const auto& a : axes) {
+    out.unknown_shards.erase(a);
+    out.unmasked_rows.erase(a);
+  }
   out.spec = *spec;
   return out;
 }

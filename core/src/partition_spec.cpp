@@ -234,7 +234,9 @@ std::string GlobalType::to_string() const {
   for (const auto& [axis, t] : local.map()) {
     s += (first ? "" : ", ") + axis + ": ";
     first = false;
-    if (unknown_shards.count(axis))
+    if (unmasked_rows.count(axis))
+      s += "V(unmasked rows)";
+    else if (unknown_shards.count(axis))
       s += "S(?)";
     else
       s += core::to_string(*axis_type(axis));

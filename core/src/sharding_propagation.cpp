@@ -666,6 +666,46 @@ bool is_sum(const std::string& name) {
   return name == "sum" || name == "nansum";
 }
 
+// A reduction over the sharded dim d. Only a sum is a pending sum of the
+// one-device value: each rank's sum of its shard adds up to the global sum.
+// A mean's per-rank results add up to axis-size times the global mean (DTensor
+// calls it Partial(avg), which has no type here), and a max, a variance, a
+// norm or a product of the shards do not add up to anything: all rejected,
+// with the rewrite that is a sum.
+Result<AxisOutcome> over_shard(std::string_view op, const std::string& name,
+                               bool linear, long d, std::string_view axis,
+                               std::optional<long> out_rank) {
+  if (linear && is_sum(name)) return out(Placement::partial(), out_rank);
+  const std::string a(axis), dim = std::to_string(d);
+  const std::string sharded =
+      "dim " + dim + ", which " + a + " shards (S(" + dim + "))";
+  if (name == "mean" || name == "nanmean")
+    return no_strategy(
+        op, axis,
+        "it averages over " + sharded +
+            ": each rank averages its own shard, so the per-rank means add "
+            "up to " +
+            a +
+            "-size times the global mean, not to the mean (there is no "
+            "pending-mean type, DTensor's Partial(avg))",
+        "sum over the dim, then divide by the global size: " +
+            std::string(name == "nanmean" ? "nansum" : "sum") +
+            " / (the global count of the averaged elements) is the pending "
+            "sum (P) of the mean; or " +
+            gather_fix(axis, 0, d));
+  std::string combine =
+      " is not a sum: the per-rank results cannot be "
+      "combined by a pending sum";
+  if (name == "max" || name == "min" || name == "amax" || name == "amin" ||
+      name == "aminmax")
+    combine +=
+        " (they combine by a max or a min, and spmd::all_reduce only "
+        "sums)";
+  return no_strategy(
+      op, axis, "it reduces over " + sharded + ", and " + name + combine,
+      gather_fix(axis, 0, d) + "; or reduce over the other dims only");
+}
+
 Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
                               bool linear, const std::vector<AxisArg>& ts,
                               const ShardingArgs& args, std::string_view axis) {
@@ -674,8 +714,7 @@ Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
   // some dim, whichever it is (the front end may not know it: a V without a
   // dim is Unknown here), is the pending sum of the global sum. A caller
   // promotes only a V result (§12.2), so an Unknown operand that is not V
-  // is not affected. A mean is not claimed: each rank's mean of its shard
-  // adds up to axis-size times the global mean, and only for even shards.
+  // is not affected. A mean is not claimed (over_shard).
   if (x.placement.kind == K::Unknown) {
     if (linear && is_sum(name) && reduces_every_dim(args, x.shape))
       return out(Placement::partial(), !args.keepdim ? std::optional<long>(0)
@@ -700,29 +739,8 @@ Result<AxisOutcome> reduction(std::string_view op, const std::string& name,
                      : *known_rank - static_cast<long>(dims->size());
   if (!x.placement.is_shard()) return out(x.placement, out_rank);
   long d = x.placement.dim;
-  if (std::count(dims->begin(), dims->end(), d)) {
-    if (linear) {
-      std::string note;
-      if (name == "mean" || name == "nanmean")
-        note = std::string(op) + " over dim " + std::to_string(d) + ", which " +
-               std::string(axis) +
-               " shards: each rank averages its own shard, so the pending sum "
-               "(P) is " +
-               std::string(axis) +
-               "-size times the global mean (for even shards); divide by the "
-               "axis size after the all_reduce, or use sum and divide by the "
-               "global extent";
-      return out(Placement::partial(), out_rank, note);
-    }
-    return no_strategy(
-        op, axis,
-        "it reduces over dim " + std::to_string(d) + ", which " +
-            std::string(axis) + " shards (S(" + std::to_string(d) + ")), and " +
-            name +
-            " is not a sum: the per-rank results cannot be combined by a "
-            "pending sum",
-        gather_fix(axis, 0, d) + "; or reduce over the other dims only");
-  }
+  if (std::count(dims->begin(), dims->end(), d))
+    return over_shard(op, name, linear, d, axis, out_rank);
   long nd = d;
   if (!args.keepdim)
     for (long r : *dims)
@@ -813,13 +831,21 @@ Result<AxisOutcome> embedding(std::string_view op, bool aten_order,
                        "all_gather one of them");
   if (in.placement.is_shard()) return out(in.placement, out_rank);
   if (w.placement.is_shard() && w.placement.dim == 0) {
-    return out(Placement::partial(), out_rank,
-               std::string(op) + ": the table is vocab-sharded on " +
-                   std::string(axis) +
-                   " (S(0)): the lookup is a pending sum (P) only if each rank "
-                   "shifts the indices by its vocab offset and zeroes the "
-                   "rows of indices outside its shard (a vocab-parallel "
-                   "embedding); all_reduce it afterwards");
+    // Every rank looks up a row for every index, also for the indices
+    // another rank owns: V with unmasked rows, a pending sum only once those
+    // rows are zeroed (infer_global, masks.h).
+    AxisOutcome o = unknown(
+        out_rank,
+        std::string(op) + ": the table is vocab-sharded on " +
+            std::string(axis) +
+            " (S(0)): each rank looks up a row for every index, also for the "
+            "indices another rank owns, so the result holds unmasked rows "
+            "(V): it is a pending sum (P) only once the rows of indices "
+            "outside the rank's shard are zeroed (a vocab-parallel embedding: "
+            "shift the indices by the vocab offset, then masked_fill(mask, 0) "
+            "the result)");
+    o.unmasked_rows = true;
+    return o;
   }
   if (w.placement.is_shard() && w.placement.dim == 1) {
     if (!out_rank) return unknown();
@@ -875,13 +901,18 @@ Result<AxisOutcome> loss(std::string_view op, const std::vector<AxisArg>& ts,
             ", R, S(" + std::to_string(*td) + ")))");
   if (!td) return out(Placement::replicate(), out_rank);
   if (args.reduction == "none") return out(Placement::shard(*td), out_rank);
-  std::string note;
   if (args.reduction == "mean")
-    note = std::string(op) + " with reduction=mean over a batch sharded by " +
-           std::string(axis) +
-           ": each rank averages its own shard, so the pending sum (P) is " +
-           std::string(axis) + "-size times the global mean loss";
-  return out(Placement::partial(), out_rank, note);
+    return no_strategy(
+        op, axis,
+        "reduction=mean over a batch sharded by " + std::string(axis) +
+            ": each rank averages its own shard, so the per-rank losses add "
+            "up to " +
+            std::string(axis) +
+            "-size times the global mean loss, not to the mean (there is no "
+            "pending-mean type)",
+        "use reduction=sum and divide by the global batch size (the pending "
+        "sum (P) of the mean loss), or reduction=none and reduce it yourself");
+  return out(Placement::partial(), out_rank);
 }
 
 // ---- shape ops -------------------------------------------------------------
@@ -1988,6 +2019,20 @@ Shape result_shape(std::string_view op, const std::vector<Shape>& tensors,
   }
 }
 
+std::optional<ReductionArgRoles> reduction_arg_roles(std::string_view op) {
+  const std::string name = canonical_op_name(op);
+  const ShardRule rule = shard_rule_of(name);
+  if (rule != ShardRule::LinearReduction &&
+      rule != ShardRule::NonlinearReduction)
+    return std::nullopt;
+  if (name == "var" || name == "std" || name == "var_mean" ||
+      name == "std_mean")
+    return ReductionArgRoles{0, 2};  // (dim, unbiased | correction, keepdim)
+  if (name == "norm") return ReductionArgRoles{1, 2};  // (p, dim, keepdim)
+  if (name == "count_nonzero") return ReductionArgRoles{0, std::nullopt};
+  return ReductionArgRoles{};  // (dim, keepdim, ...)
+}
+
 Result<AxisOutcome> propagate_axis(std::string_view op,
                                    const std::vector<AxisArg>& tensors,
                                    const ShardingArgs& args,
@@ -2114,10 +2159,80 @@ void drop_shards_of_unvarying_axes(GlobalType& g) {
   for (const auto& [axis, t] : g.local.map()) {
     if (t.kind == TypeKind::Varying) continue;
     g.unknown_shards.erase(axis);
+    g.unmasked_rows.erase(axis);
     if (g.spec && g.spec->dim_of(axis)) g.spec = g.spec->without(axis);
   }
   if (g.spec && g.spec->all_none()) g.spec.reset();
 }
+
+namespace {
+
+// The unmasked-rows rule on the result of `op` (see infer_global): for each
+// global axis on which an operand that gives the result its values carries
+// unmasked rows, a zero fill of that operand makes the axis P, a V result
+// keeps the mark, and a P result (a sum of the rows) is an error.
+Status apply_unmasked_rows(std::string_view op,
+                           const std::vector<GlobalOperand>& operands,
+                           const GlobalContext& ctx, GlobalResult& res) {
+  std::vector<MaskOperand> masks;
+  bool any = false;
+  for (const auto& o : operands) {
+    masks.push_back(o.kind == Operand::Kind::Tensor
+                        ? MaskOperand::of_tensor(o.mask)
+                        : MaskOperand::of_scalar(o.constant));
+    any = any || (o.type && !o.type->unmasked_rows.empty());
+  }
+  if (!any) return Ok{};
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const auto& o = operands[i];
+    if (!o.type || o.kind != Operand::Kind::Tensor || !gives_values(op, i))
+      continue;
+    for (const auto& a : o.type->unmasked_rows) {
+      if (!ctx.is_global(a)) continue;
+      auto t = res.type.local.get(a);
+      if (!t) continue;
+      if (zero_fills(op, masks, i)) {
+        // The rank's own rows, zeros elsewhere: the lookup's pending sum.
+        if (t->kind != TypeKind::Varying) continue;
+        res.type.local.set(a, zeroed_rows_type());
+        res.type.unmasked_rows.erase(a);
+        res.type.unknown_shards.erase(a);
+        if (res.type.spec && res.type.spec->dim_of(a))
+          res.type.spec = res.type.spec->without(a);
+        continue;
+      }
+      if (t->kind == TypeKind::Partial) {
+        TypeError e;
+        e.kind = ErrorKind::SpmdTypeError;
+        e.axis = a;
+        e.message =
+            "No valid sharding strategy for " + std::string(op) + " on axis " +
+            a + ": " + arg(i) +
+            " holds rows looked up in a table sharded by rows on " + a +
+            " whose rows of indices outside the rank's shard are not zeroed "
+            "(unmasked rows): summed over " +
+            a + " every rank adds a row for every index";
+        e.fix =
+            "zero the rows of indices outside this rank's shard first "
+            "(masked_fill(mask, 0) with mask = the indices outside [start, "
+            "end)), then reduce";
+        e.expected = "P";
+        e.actual = "V";
+        return e;
+      }
+      if (t->kind == TypeKind::Varying) {
+        res.type.unmasked_rows.insert(a);
+        res.type.unknown_shards.insert(a);
+        if (res.type.spec && res.type.spec->dim_of(a))
+          res.type.spec = res.type.spec->without(a);
+      }
+    }
+  }
+  if (res.type.spec && res.type.spec->all_none()) res.type.spec.reset();
+  return Ok{};
+}
+
+}  // namespace
 
 Result<GlobalResult> infer_global(std::string_view op,
                                   const std::vector<GlobalOperand>& operands,
@@ -2138,15 +2253,26 @@ Result<GlobalResult> infer_global(std::string_view op,
   auto order = AxisOrder::of(op, in.entries);
   if (!order) return order.error();
   std::map<std::string, Placement> placed;
+  std::set<std::string> looked_up;  // axes of an unmasked lookup (embedding)
   for (const auto& a : in.axes) {
     if (!res.type.local.has(a)) continue;  // skipped by permissive inference
     auto r = propagate_axis(op, axis_view(operands, a), args, a);
     if (!r) return r.error();
     if (!r->note.empty()) res.notes.push_back(r->note);
     if (r->out_rank) res.out_rank = r->out_rank;
+    if (r->unmasked_rows) looked_up.insert(a);
     placed[a] = r->placement;
   }
   if (auto s = combine_placements(op, in.axes, placed, *order, res); !s)
+    return s.error();
+  for (const auto& a : looked_up) {
+    auto t = res.type.local.get(a);
+    if (t && t->kind == TypeKind::Varying) {
+      res.type.unmasked_rows.insert(a);
+      res.type.unknown_shards.insert(a);
+    }
+  }
+  if (auto s = apply_unmasked_rows(op, operands, ctx, res); !s)
     return s.error();
   drop_shards_of_unvarying_axes(res.type);
   return res;

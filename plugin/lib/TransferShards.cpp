@@ -334,16 +334,6 @@ core::ShardingArgs shardingArgs(llvm::StringRef Canon,
   } else if (Canon == "unflatten") {
     Dims(0, 1);
     Sizes(1, 2);
-  } else if (llvm::is_contained({"sum", "mean", "nansum", "amax", "amin", "max",
-                                 "min", "argmax", "argmin", "logsumexp", "prod",
-                                 "all", "any"},
-                                Canon)) {
-    if (!L.empty())
-      Dims(0, 1);
-    if (L.size() > 1 && L[1].size() == 1)
-      SA.keepdim = L[1][0].value_or(0) != 0;
-    else if (L.size() > 1)
-      SA.known = false;
   } else if (llvm::is_contained({"softmax", "log_softmax", "cumsum", "cumprod",
                                  "sort", "argsort", "unsqueeze", "squeeze",
                                  "select", "narrow", "index_select", "unbind",
@@ -567,24 +557,54 @@ std::optional<long> resultRank(llvm::StringRef Name, llvm::StringRef Canon,
   return std::nullopt;
 }
 
-/// Reductions whose dim and keepdim arguments shardingArgs reads.
+/// Reductions whose dim and keepdim arguments reductionArgs reads.
 bool readsReductionDims(llvm::StringRef Canon) {
-  return llvm::is_contained({"sum", "mean", "nansum", "amax", "amin", "max",
-                             "min", "argmax", "argmin", "logsumexp", "prod",
-                             "all", "any"},
-                            Canon);
+  return core::reduction_arg_roles(Canon.str()).has_value();
 }
 
-/// Whether a non-tensor argument written at the call is not one intLists
-/// reads (a dim list held in a variable, a dtype object): a reduction's dims
-/// are then unknown, not "every dim".
-bool unreadArgument(llvm::ArrayRef<const Expr *> CallArgs,
-                    TypeClassifier &Types, const ASTContext &Ctx) {
+/// The dims and keepdim of a reduction, read at the positions the core gives
+/// (core::reduction_arg_roles) among the non-tensor arguments written at the
+/// call: `x.var(1)` reduces dim 1, `at::norm(x, 2, {1})` dim 1 too. No dim
+/// argument, or a bool or enum there (the overloads `var(unbiased)`,
+/// `sum(dtype)`), reduces every dim. A dim or keepdim that is not a constant
+/// (a dim list held in a variable) makes the arguments unknown, not "every
+/// dim".
+void reductionArgs(llvm::StringRef Canon, llvm::ArrayRef<const Expr *> CallArgs,
+                   TypeClassifier &Types, const ASTContext &Ctx,
+                   core::ShardingArgs &SA) {
+  std::optional<core::ReductionArgRoles> Roles =
+      core::reduction_arg_roles(Canon.str());
+  if (!Roles)
+    return;
+  llvm::SmallVector<const Expr *, 4> Written; // non-tensor, not defaulted
   for (const Expr *A : CallArgs)
     if (!isa<CXXDefaultArgExpr>(A) && !Types.isTensor(A->getType()) &&
-        !Types.isOptionalTensor(A->getType()) && !intList(A, Ctx))
-      return true;
-  return false;
+        !Types.isOptionalTensor(A->getType()))
+      Written.push_back(A);
+  if (Roles->dim < Written.size()) {
+    const Expr *D = Written[Roles->dim];
+    QualType T = D->getType();
+    if (!T->isBooleanType() && !T->isEnumeralType()) {
+      std::optional<IntList> L = intList(D, Ctx);
+      if (!L) {
+        SA.known = false;
+        return;
+      }
+      SA.has_dims = true;
+      for (const std::optional<long> &V : *L) {
+        if (!V)
+          SA.known = false;
+        SA.dims.push_back(V.value_or(0));
+      }
+    }
+  }
+  if (Roles->keepdim && *Roles->keepdim < Written.size()) {
+    std::optional<IntList> L = intList(Written[*Roles->keepdim], Ctx);
+    if (L && L->size() == 1 && L->front())
+      SA.keepdim = *L->front() != 0;
+    else
+      SA.known = false;
+  }
 }
 
 /// For an op of one tensor operand \p X sharded on a dim counted from the
@@ -713,8 +733,7 @@ void Transfer::propagateShards(const CallExpr *CE, llvm::StringRef Name,
   propagateUnmaskedRows(CE, Canon, CallArgs, Ops, Out);
   llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
   core::ShardingArgs SA = shardingArgs(Canon, Lists);
-  if (readsReductionDims(Canon) && unreadArgument(CallArgs, Types, Ctx))
-    SA.known = false;
+  reductionArgs(Canon, CallArgs, Types, Ctx, SA);
 
   // The tensor operands, with their ranks where known.
   llvm::SmallVector<const OperandSource *, 4> Tensors;
@@ -838,6 +857,7 @@ Transfer::shardRuleRejects(const CallExpr *CE, llvm::StringRef Name,
     return std::nullopt;
   llvm::SmallVector<IntList, 4> Lists = intLists(CallArgs, Types, Ctx);
   core::ShardingArgs SA = shardingArgs(Canon, Lists);
+  reductionArgs(Canon, CallArgs, Types, Ctx, SA);
   fixOperandRanks(Canon, SA, Args);
   if (findUnresolved(Args))
     return std::nullopt;
@@ -925,6 +945,15 @@ bool Transfer::placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
                           AxisId A, Origin Here, Value &Out) {
   llvm::StringRef AxisName = TU.Axes.name(A);
   using Reason = core::ShardLossReason;
+  if (R.unmasked_rows) {
+    // A lookup in a table sharded by rows is a pending sum only once the
+    // rows of indices outside the shard are zeroed: until then it is V,
+    // marked (propagateUnmaskedRows clears the mark).
+    AxisFact UF = AxisFact::known(types::V, Here);
+    UF.Shard = AxisFact::UnmaskedRows;
+    Out.set(A, UF);
+    return false;
+  }
   switch (R.placement.kind) {
   case core::Placement::Kind::Shard: {
     if (FromEnd && !R.out_rank) {
@@ -942,15 +971,6 @@ bool Transfer::placeShard(llvm::StringRef Canon, const core::AxisOutcome &R,
     return true;
   }
   case core::Placement::Kind::Partial: // a V that is a pending sum (§12.2)
-    if (Canon == "embedding") {
-      // A lookup in a table sharded by rows is a pending sum only once the
-      // rows of indices outside the shard are zeroed: until then it is V,
-      // marked (propagateUnmaskedRows clears the mark).
-      AxisFact UF = AxisFact::known(types::V, Here);
-      UF.Shard = AxisFact::UnmaskedRows;
-      Out.set(A, UF);
-      return false;
-    }
     Out.set(A, AxisFact::known(types::P, Here));
     return false;
   case core::Placement::Kind::Replicate:

@@ -203,6 +203,31 @@ TEST(GlobalCollectiveModeTest, VaryingWithoutSpecOnGlobalAxis) {
       {"all_gather", "axis tp is global", "V without", "assert_type"}));
 }
 
+// The message states the call as written and the rule that rejects it: a
+// reinterpret(V -> P) of a shard says src=V, not "where src=P is expected".
+TEST(GlobalCollectiveModeTest, ShardNotPendingSumStatesTheCallAsWritten) {
+  GlobalType x = GT("{tp: V}", Shape::of({4, 3}));
+  x.spec = PartitionSpec::parse("(tp, None)").value();
+  auto r = transfer_global(Call(C::Reinterpret, V, P), x, "tp", {},
+                           Shape::of({4, 3}));
+  ASSERT_FALSE(r.ok());
+  const std::string& m = r.error().message;
+  EXPECT_TRUE(Contains(m, "reinterpret(src=V, dst=P)")) << m;
+  EXPECT_TRUE(Contains(m,
+                       "does not reinterpret a known shard as a pending "
+                       "sum (V -> P), outside expert_mode"))
+      << m;
+  EXPECT_FALSE(Contains(m, "src=P is expected")) << m;
+  r = transfer_global(Call(C::AllReduce, P, R), x, "tp", {}, Shape::of({4, 3}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(Contains(r.error().message, "all_reduce(src=P, dst=R)"))
+      << r.error().message;
+  EXPECT_TRUE(Contains(r.error().message,
+                       "does not accept a known shard where src=P expects a "
+                       "pending sum"))
+      << r.error().message;
+}
+
 TEST(GlobalCollectiveModeTest, MixedPolicyAxisIsAnError) {
   GlobalContext ctx;
   ctx.local.mesh_axes = std::vector<std::string>{"dp", "tp"};

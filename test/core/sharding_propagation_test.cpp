@@ -357,12 +357,90 @@ INSTANTIATE_TEST_SUITE_P(
                  Dims({0}, true),
                  "{tp: S(1)} PartitionSpec(None, tp)",
                  {}},
+        // Only a sum over the shard is a pending sum of the one-device
+        // value: the per-rank means add up to tp-size times the mean.
         PropCase{"mean_over_shard",
                  "mean",
                  {G("{tp: S(1)}", {6, 4})},
                  Dims({-1}),
-                 "{tp: P}",
+                 nullptr,
+                 {"mean", "axis tp", "averages over dim 1",
+                  "tp-size times the global mean", "sum over the dim",
+                  "divide by the global size", "all_gather"}},
+        PropCase{"mean_all_of_shard",
+                 "mean",
+                 {G("{tp: S(0)}", {6, 4})},
+                 {},
+                 nullptr,
+                 {"mean", "dim 0", "tp-size times the global mean"}},
+        PropCase{"nanmean_over_shard",
+                 "nanmean",
+                 {G("{tp: S(0)}", {6, 4})},
+                 Dims({0}),
+                 nullptr,
+                 {"nanmean", "nansum / (the global count",
+                  "divide by the global size"}},
+        PropCase{"mean_other_dim_keeps_shard",
+                 "mean",
+                 {G("{tp: S(0)}", {6, 4})},
+                 Dims({1}),
+                 "{tp: S(0)} PartitionSpec(tp)",
                  {}},
+        PropCase{"mean_before_shard_shifts_it",
+                 "mean",
+                 {G("{tp: S(1)}", {6, 4})},
+                 Dims({0}),
+                 "{tp: S(0)} PartitionSpec(tp)",
+                 {}},
+        PropCase{"var_other_dim_keeps_shard",
+                 "var",
+                 {G("{tp: S(0)}", {6, 4})},
+                 Dims({1}),
+                 "{tp: S(0)} PartitionSpec(tp)",
+                 {}},
+        PropCase{"std_keepdim_keeps_dim",
+                 "std",
+                 {G("{tp: S(2)}", {2, 6, 4})},
+                 Dims({1}, true),
+                 "{tp: S(2)} PartitionSpec(None, None, tp)",
+                 {}},
+        PropCase{"std_before_shard_shifts_it",
+                 "std",
+                 {G("{tp: S(2)}", {2, 6, 4})},
+                 Dims({1}),
+                 "{tp: S(1)} PartitionSpec(None, tp)",
+                 {}},
+        PropCase{"var_over_shard_not_a_sum",
+                 "var",
+                 {G("{tp: S(0)}", {6, 4})},
+                 Dims({0}),
+                 nullptr,
+                 {"var", "dim 0", "not a sum", "all_gather"}},
+        PropCase{"norm_over_shard_not_a_sum",
+                 "norm",
+                 {G("{tp: S(1)}", {6, 4})},
+                 Dims({1}),
+                 nullptr,
+                 {"norm", "dim 1", "not a sum", "all_gather"}},
+        PropCase{"logsumexp_over_shard",
+                 "logsumexp",
+                 {G("{tp: S(1)}", {6, 4})},
+                 Dims({-1}),
+                 nullptr,
+                 {"logsumexp", "dim 1", "not a sum"}},
+        PropCase{"prod_all_of_shard",
+                 "prod",
+                 {G("{tp: S(1)}", {6, 4})},
+                 {},
+                 nullptr,
+                 {"prod", "not a sum"}},
+        PropCase{"amax_over_shard_names_max",
+                 "amax",
+                 {G("{tp: S(0)}", {6, 4})},
+                 Dims({0}),
+                 nullptr,
+                 {"amax", "not a sum", "combine by a max",
+                  "spmd::all_reduce only sums", "all_gather"}},
         PropCase{"max_over_shard",
                  "max",
                  {G("{tp: S(1)}", {6, 4})},
@@ -831,11 +909,12 @@ ShardingArgs Reduction(const char* r) {
 INSTANTIATE_TEST_SUITE_P(
     EmbeddingLoss, PropTest,
     ::testing::Values(
+        // Not P: every rank looks up a row for every index (unmasked rows).
         PropCase{"embedding_vocab_parallel",
                  "embedding",
                  {G("{tp: R}", {2, 5}), G("{tp: S(0)}", {100, 16})},
                  {},
-                 "{tp: P}",
+                 "{tp: V(unmasked rows)}",
                  {}},
         PropCase{"embedding_hidden_sharded",
                  "embedding",
@@ -853,7 +932,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "aten::embedding",
                  {G("{tp: S(0)}", {100, 16}), G("{tp: R}", {2, 5})},
                  {},
-                 "{tp: P}",
+                 "{tp: V(unmasked rows)}",
                  {}},
         PropCase{"cross_entropy_class_sharded",
                  "cross_entropy",
@@ -862,10 +941,18 @@ INSTANTIATE_TEST_SUITE_P(
                  nullptr,
                  {"cross_entropy", "axis tp", "class dim 1",
                   "vocab-parallel cross-entropy", "all_gather"}},
+        // The per-rank mean losses add up to tp-size times the mean loss.
         PropCase{"cross_entropy_batch_mean",
                  "cross_entropy",
                  {G("{tp: S(0)}", {8, 100}), G("{tp: S(0)}", {8})},
                  {},
+                 nullptr,
+                 {"cross_entropy", "reduction=mean", "tp-size times",
+                  "reduction=sum", "divide by the global batch size"}},
+        PropCase{"cross_entropy_batch_sum",
+                 "cross_entropy",
+                 {G("{tp: S(0)}", {8, 100}), G("{tp: S(0)}", {8})},
+                 Reduction("sum"),
                  "{tp: P}",
                  {}},
         PropCase{"cross_entropy_batch_none",
@@ -977,12 +1064,12 @@ TEST(PartialKnowledgeTest, MmRanksAreFixedByTheOp) {
 // ---- notes and modes
 // -------------------------------------------------------------------
 
-TEST(NotesTest, MeanOverShardSaysWhatThePendingSumMeans) {
+TEST(NotesTest, MeanOverShardSaysWhatTheRanksHold) {
   auto r = infer_global("mean", {G("{tp: S(0)}", {6, 4})}, Dims({0}));
-  ASSERT_TRUE(Succeeds(r));
-  ASSERT_EQ(r->notes.size(), 1u);
-  EXPECT_TRUE(Contains(r->notes[0], "each rank averages its own shard"));
-  EXPECT_TRUE(Contains(r->notes[0], "tp-size times the global mean"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(Contains(r.error().message, "each rank averages its own shard"));
+  EXPECT_TRUE(Contains(r.error().message, "tp-size times the global mean"));
+  EXPECT_TRUE(Contains(r.error().fix, "sum over the dim"));
 }
 
 TEST(NotesTest, VocabParallelEmbeddingNeedsMasking) {
@@ -990,7 +1077,50 @@ TEST(NotesTest, VocabParallelEmbeddingNeedsMasking) {
                         {G("{tp: R}", {2, 5}), G("{tp: S(0)}", {100, 16})}, {});
   ASSERT_TRUE(Succeeds(r));
   ASSERT_EQ(r->notes.size(), 1u);
-  EXPECT_TRUE(Contains(r->notes[0], "zeroes the rows"));
+  EXPECT_TRUE(Contains(r->notes[0], "unmasked rows"));
+  EXPECT_TRUE(Contains(r->notes[0], "only once the rows of indices outside"));
+  EXPECT_EQ(r->type.unmasked_rows, std::set<std::string>{"tp"});
+}
+
+// The unmasked-rows rule (infer_global): a zero fill makes the lookup P,
+// other ops keep the mark, a sum over every dim of the rows is an error.
+GlobalOperand Masked(GlobalOperand o, MaskKind k) {
+  o.mask = k;
+  return o;
+}
+
+GlobalOperand Number(double v) {
+  GlobalOperand s = GlobalOperand::weak_scalar();
+  s.constant = v;
+  return s;
+}
+
+TEST(UnmaskedRowsTest, OnlyAZeroFillMakesTheLookupP) {
+  auto e = infer_global("embedding",
+                        {G("{tp: R}", {2, 5}), G("{tp: S(0)}", {100, 16})}, {});
+  ASSERT_TRUE(Succeeds(e));
+  GlobalOperand rows = GlobalOperand::tensor(e->type, Shape::of({2, 5, 16}));
+  GlobalOperand mask = Masked(G("{tp: R}", {2, 5, 1}), MaskKind::Bool);
+  auto filled = infer_global("masked_fill", {rows, mask, Number(0)}, {});
+  ASSERT_TRUE(Succeeds(filled));
+  EXPECT_EQ(filled->type.to_string(), "{tp: P}");
+  // Filled with something else: still unmasked.
+  auto other = infer_global("masked_fill", {rows, mask, Number(1)}, {});
+  ASSERT_TRUE(Succeeds(other));
+  EXPECT_EQ(other->type.to_string(), "{tp: V(unmasked rows)}");
+  // A product with a 0/1 mask zeroes; with data that is not a mask, not.
+  auto keep = Masked(G("{tp: R}", {2, 5, 1}), MaskKind::ZeroOne);
+  auto prod = infer_global("mul", {rows, keep}, {});
+  ASSERT_TRUE(Succeeds(prod));
+  EXPECT_EQ(prod->type.to_string(), "{tp: P}");
+  auto scaled = infer_global("mul", {rows, G("{tp: R}", {2, 5, 1})}, {});
+  ASSERT_TRUE(Succeeds(scaled));
+  EXPECT_EQ(scaled->type.to_string(), "{tp: V(unmasked rows)}");
+  // A sum over every dim of the rows is not their pending sum.
+  auto sum = infer_global("sum", {rows}, {});
+  ASSERT_FALSE(sum.ok());
+  EXPECT_TRUE(Contains(sum.error().message, "unmasked rows"));
+  EXPECT_TRUE(Contains(sum.error().fix, "masked_fill(mask, 0)"));
 }
 
 TEST(ModeTest, Z019_LocalRegionDropsSpecs) {
@@ -1124,11 +1254,10 @@ TEST(FullReductionTest, KnownShardOfUnknownRank) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->placement, Placement::partial());
   EXPECT_EQ(r->out_rank, std::nullopt);
-  // A mean over the shard keeps its note (P is axis-size times the mean).
+  // A mean over the shard is not a pending sum of the mean.
   r = propagate_axis("mean", x, {}, "tp");
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->placement, Placement::partial());
-  EXPECT_TRUE(Contains(r->note, "each rank averages its own shard"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(Contains(r.error().message, "each rank averages its own shard"));
   r = propagate_axis("amax", x, {}, "tp");
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(Contains(r.error().message, "No valid sharding strategy"));

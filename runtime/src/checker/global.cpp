@@ -178,6 +178,65 @@ void add_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
         lift_global(g, e, i, ctx), core::Shape::of(t.sizes().vec()), int(i)));
 }
 
+std::optional<double> number_of(const c10::IValue& v) {
+  if (v.isDouble()) return v.toDouble();
+  if (v.isInt()) return static_cast<double>(v.toInt());
+  if (v.isBool()) return v.toBool() ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+// What the values of `t` are, for the unmasked-rows rule (core/masks.h): a
+// bool tensor, a tensor of zeros and ones (read from its values), or
+// nothing known. Real values replace the static rules of mask_result.
+core::MaskKind mask_kind_of(const at::Tensor& t) {
+  if (t.scalar_type() == at::kBool) return core::MaskKind::Bool;
+  if (t.is_complex() || t.numel() == 0) return core::MaskKind::None;
+  c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
+  bool zero_one = at::logical_or(t == 0, t == 1).all().item<bool>();
+  return zero_one ? core::MaskKind::ZeroOne : core::MaskKind::None;
+}
+
+// The masks and the fill value that core::zero_fills reads, filled only
+// when an operand holds unmasked rows (a vocab-parallel lookup not yet
+// zeroed; reading values costs an op): every tensor's mask kind, the
+// numbers' values, and the Scalar value of masked_fill / where, which is
+// not an operand of the type rules.
+void add_mask_operands(const OpEntry& e, const c10::IValue* args,
+                       const std::string& canon, Operands& out) {
+  bool any = false;
+  for (const auto& o : out.list)
+    any = any || (o.type && !o.type->unmasked_rows.empty());
+  if (!any) return;
+  std::vector<core::GlobalOperand> list;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < e.num_args; ++i) {
+    const c10::IValue& v = args[i];
+    // The operands collect() made for argument i, in order.
+    while (k < out.list.size() && out.list[k].position == int(i)) {
+      core::GlobalOperand o = out.list[k++];
+      if (o.kind == core::Operand::Kind::Tensor && v.isTensor())
+        o.mask = mask_kind_of(v.toTensor());
+      if (o.kind != core::Operand::Kind::Tensor) {
+        if (v.isTensor()) {
+          c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
+          o.constant = v.toTensor().item<double>();
+        } else {
+          o.constant = number_of(v);
+        }
+      }
+      list.push_back(std::move(o));
+    }
+    if ((canon == "masked_fill" || canon == "where") && !v.isTensor() &&
+        !e.tensor_position[i] && number_of(v)) {
+      core::GlobalOperand s = core::GlobalOperand::weak_scalar(int(i));
+      s.constant = number_of(v);
+      list.push_back(std::move(s));
+    }
+  }
+  for (; k < out.list.size(); ++k) list.push_back(out.list[k]);
+  out.list = std::move(list);
+}
+
 Operands collect(const OpEntry& e, const c10::IValue* args, const Ctx& ctx) {
   Operands out;
   for_each_operand(
@@ -188,6 +247,7 @@ Operands collect(const OpEntry& e, const c10::IValue* args, const Ctx& ctx) {
       [&](std::size_t i) {
         out.list.push_back(core::GlobalOperand::weak_scalar(int(i)));
       });
+  add_mask_operands(e, args, core::canonical_op_name(e.qualified), out);
   return out;
 }
 
@@ -209,6 +269,7 @@ std::optional<core::TypeError> unknown_result_shard(const OpEntry& e,
                                                     const core::GlobalResult& r,
                                                     const Operands& ops) {
   for (const std::string& a : r.type.unknown_shards) {
+    if (r.type.unmasked_rows.count(a)) continue;  // known: unmasked rows
     bool was_unknown = false;
     for (const auto& o : ops.list)
       was_unknown = was_unknown || (o.type && o.type->unknown_shards.count(a));
@@ -276,7 +337,7 @@ std::string type_string(const at::Tensor& t) {
   if (ty == nullptr) return "untyped";
   ShardRef s = is_global_mode() ? shards_of(t) : nullptr;
   if (s == nullptr) return ty->to_string();
-  core::GlobalType g{*ty, s->spec, s->unknown};
+  core::GlobalType g{*ty, s->spec, s->unknown, s->unmasked};
   return g.to_string();
 }
 

@@ -63,6 +63,7 @@ TypeRef type_of(const at::Tensor& t);
 struct ShardInfo {
   std::optional<core::PartitionSpec> spec;
   std::set<std::string> unknown;
+  std::set<std::string> unmasked;  ///< core::GlobalType::unmasked_rows
 };
 using ShardRef = const ShardInfo*;
 /// The one stored copy of `g`'s shard information, nullptr when it has none.

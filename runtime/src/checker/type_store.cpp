@@ -37,14 +37,16 @@ class TypeInterner {
 class ShardInterner {
  public:
   ShardRef intern(const core::GlobalType& g) {
-    if (!g.spec && g.unknown_shards.empty()) return nullptr;
+    if (!g.spec && g.unknown_shards.empty() && g.unmasked_rows.empty())
+      return nullptr;
     std::string key = g.spec ? g.spec->to_string() : "-";
     for (const std::string& a : g.unknown_shards) key += "|" + a;
+    for (const std::string& a : g.unmasked_rows) key += "#" + a;
     std::lock_guard<std::mutex> lock(mu_);
     auto it = infos_.find(key);
     if (it != infos_.end()) return it->second.get();
-    auto owned =
-        std::make_unique<ShardInfo>(ShardInfo{g.spec, g.unknown_shards});
+    auto owned = std::make_unique<ShardInfo>(
+        ShardInfo{g.spec, g.unknown_shards, g.unmasked_rows});
     ShardRef ref = owned.get();
     infos_.emplace(std::move(key), std::move(owned));
     return ref;
@@ -225,6 +227,7 @@ std::optional<core::GlobalType> global_of(const at::Tensor& t) {
   if (ShardRef s = shards_of(t)) {
     g.spec = s->spec;
     g.unknown_shards = s->unknown;
+    g.unmasked_rows = s->unmasked;
   }
   return g;
 }

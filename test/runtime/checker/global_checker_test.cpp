@@ -192,9 +192,15 @@ TEST(GlobalChecker, ReductionsAndAlongDim) {
          return S0({4, 6}).sum();
        },
        "{tp: P}", false},
-      {"mean keepdim over the shard -> P",
+      // Not P: the per-rank means add up to tp-size times the mean.
+      {"mean keepdim over the shard is rejected",
        [] {
          return S1({4, 6}).mean({1}, true);
+       },
+       "tp-size times the global mean", true},
+      {"sum keepdim over the shard -> P",
+       [] {
+         return S1({4, 6}).sum({1}, true);
        },
        "{tp: P}", false},
       {"max over the shard is rejected",
@@ -292,7 +298,9 @@ TEST(GlobalChecker, ShapeOps) {
 
 TEST(GlobalChecker, EmbeddingAndLoss) {
   run_cases({
-      {"vocab-parallel embedding is a pending sum",
+      // Each rank looks up a row for every index: not a pending sum until
+      // the rows of indices outside the shard are zeroed.
+      {"vocab-parallel embedding holds unmasked rows",
        [] {
          at::Tensor ids;
          {
@@ -302,7 +310,7 @@ TEST(GlobalChecker, EmbeddingAndLoss) {
          assert_type(ids, {tp = R});
          return at::embedding(S0({10, 4}), ids);
        },
-       "{tp: P}", false},
+       "{tp: V(unmasked rows)}", false},
       {"cross_entropy over class-sharded logits points to a vocab-parallel "
        "loss",
        [] {
@@ -316,6 +324,140 @@ TEST(GlobalChecker, EmbeddingAndLoss) {
        },
        "vocab-parallel", true},
   });
+}
+
+// Reductions keep the one-device value: over another dim the shard stays
+// (and moves down past the reduced dim), over the shard only a sum is P.
+TEST(GlobalChecker, ReductionsOverAndBesideTheShard) {
+  run_cases({
+      {"var over another dim keeps the shard",
+       [] {
+         return S0({4, 6}).var(1);
+       },
+       "{tp: S(0)} PartitionSpec(tp)", false},
+      {"std over another dim keeps the shard",
+       [] {
+         return S0({4, 6}).std(1);
+       },
+       "{tp: S(0)} PartitionSpec(tp)", false},
+      {"norm over another dim keeps the shard",
+       [] {
+         return at::norm(S0({4, 6}), 2, {1});
+       },
+       "{tp: S(0)} PartitionSpec(tp)", false},
+      {"var with keepdim keeps the dim",
+       [] {
+         return S1({4, 6}).var({0}, true, true);
+       },
+       "{tp: S(1)} PartitionSpec(None, tp)", false},
+      {"mean before the shard moves it down",
+       [] {
+         return S1({4, 6}).mean(0);
+       },
+       "{tp: S(0)} PartitionSpec(tp)", false},
+      {"sum over the shard is P",
+       [] {
+         return S0({4, 6}).sum(0);
+       },
+       "{tp: P}", false},
+      {"mean over the shard",
+       [] {
+         return S0({4, 6}).mean(0);
+       },
+       "tp-size times the global mean", true},
+      {"mean of every dim of a shard",
+       [] {
+         return S0({4, 6}).mean();
+       },
+       "tp-size times the global mean", true},
+      {"var over the shard",
+       [] {
+         return S0({4, 6}).var(0);
+       },
+       "not a sum", true},
+      {"norm over the shard",
+       [] {
+         return at::norm(S1({4, 6}), 2, {1});
+       },
+       "not a sum", true},
+      {"amax over the shard",
+       [] {
+         return S0({4, 6}).amax(0);
+       },
+       "combine by a max", true},
+      {"logsumexp over the shard",
+       [] {
+         return S1({4, 6}).logsumexp(1);
+       },
+       "not a sum", true},
+  });
+}
+
+// Per-rank data of a vocab-parallel lookup on `n` ranks: the full table
+// [vocab, h], this rank's rows and the global indices.
+struct Lookup {
+  at::Tensor table, shard, ids, expect;
+  int64_t start = 0, rows = 0;
+};
+
+at::Tensor ramp(at::IntArrayRef shape, double scale, double offset);
+
+Lookup make_lookup(int64_t n, int64_t r) {
+  Lookup l;
+  const int64_t vocab = 4 * n, h = 3;
+  l.rows = vocab / n;
+  l.start = r * l.rows;
+  l.table = ramp({vocab, h}, 0.25, -1.0);
+  checker::NoTypecheckGuard paused;
+  l.shard = l.table.narrow(0, l.start, l.rows).contiguous();
+  l.ids = at::tensor(std::vector<int64_t>{1, vocab - 2, 5, 0}, at::kLong);
+  l.expect = at::embedding(l.table, l.ids);
+  return l;
+}
+
+// The unmasked lookup is V (unmasked rows) and its all_reduce an error (it
+// would add every rank's row: the one-device value is not what comes out);
+// the masked form is P and its all_reduce equals the one-device lookup.
+TEST(GlobalCollectives, VocabParallelLookupIsPOnlyOnceMasked) {
+  for (int64_t size : {2, 4}) {
+    run_mesh({{tp, size}}, [&](const DeviceMesh& mesh) {
+      const int64_t n = mesh.axis("tp").size, r = mesh.axis("tp").local_rank;
+      Lookup l = make_lookup(n, r);
+      checker::TypecheckOptions strict = global_only();  // mesh: MeshGuard
+      strict.strict = true;
+      checker::TypecheckGuard guard(strict);
+      assert_type(l.shard, {tp = S(0)});
+      assert_type(l.ids, {tp = R});
+      // Unmasked: local indices clamped into range, rows not zeroed.
+      at::Tensor outside =
+          (l.ids < l.start).logical_or(l.ids >= l.start + l.rows);
+      at::Tensor local = (l.ids - l.start).masked_fill(outside, 0);
+      at::Tensor rows = at::embedding(l.shard, local);
+      EXPECT_EQ(gtype(rows), "{tp: V(unmasked rows)}");
+      std::string msg = spmd_error([&] { all_reduce(rows, tp, P, R); });
+      EXPECT_NE(msg.find("not zeroed"), std::string::npos) << msg;
+      // Its sum over every dim is not a pending sum either.
+      msg = spmd_error([&] { (void)rows.sum(); });
+      EXPECT_NE(msg.find("unmasked rows"), std::string::npos) << msg;
+      // Ops that keep the values keep the mark.
+      EXPECT_EQ(gtype(rows * 2.0), "{tp: V(unmasked rows)}");
+      // Masked: P, and the all_reduce is the one-device lookup.
+      at::Tensor masked = rows.masked_fill(outside.unsqueeze(-1), 0.0);
+      EXPECT_EQ(gtype(masked), "{tp: P}");
+      at::Tensor out = all_reduce(masked, tp, P, R);
+      EXPECT_EQ(gtype(out), "{tp: R} PartitionSpec(None, None)");
+      // A product with a 0/1 mask zeroes the rows too.
+      at::Tensor keep = outside.logical_not().unsqueeze(-1).to(at::kFloat);
+      EXPECT_EQ(gtype(rows * keep), "{tp: P}");
+      checker::NoTypecheckGuard paused;
+      EXPECT_TRUE(at::allclose(out, l.expect));
+      // What the all_reduce of the unmasked rows gives instead (unchecked).
+      at::Tensor wrong = rows.clone();
+      std::vector<at::Tensor> ts{wrong};
+      mesh.axis("tp").group->allreduce(ts)->wait();
+      EXPECT_FALSE(at::allclose(wrong, l.expect));
+    });
+  }
 }
 
 // A V result that is a pending sum by propagation is P: nonlinear ops and a

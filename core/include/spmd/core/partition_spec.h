@@ -109,18 +109,28 @@ struct GlobalType {
   TensorType local;
   std::optional<PartitionSpec> spec;
   std::set<std::string> unknown_shards;
+  /// V axes whose value holds rows looked up in a table sharded by rows on
+  /// that axis, with the rows of indices outside the rank's shard not yet
+  /// zeroed (an unmasked vocab-parallel lookup): not a shard and not a
+  /// pending sum. Each is also in unknown_shards (no dim is known), so the
+  /// shard rules treat it as a V of unknown dim; infer_global keeps the mark
+  /// and turns it into P only where an op zeroes those rows
+  /// (core::zero_fills).
+  std::set<std::string> unmasked_rows;
 
   /// The per-axis type with shard dims: S(d) for an axis in the spec, else
   /// the local type; nullopt when the axis is absent. An unknown shard reads
   /// as V.
   std::optional<PerAxisType> axis_type(std::string_view axis) const;
-  /// "{tp: S(0)}" style map (S(d) from the spec; unknown shards as "S(?)"),
-  /// followed by " PartitionSpec(...)" when a spec is present.
+  /// "{tp: S(0)}" style map (S(d) from the spec; unknown shards as "S(?)",
+  /// unmasked rows as "V(unmasked rows)"), followed by " PartitionSpec(...)"
+  /// when a spec is present.
   std::string to_string() const;
 
   friend bool operator==(const GlobalType& a, const GlobalType& b) {
     return a.local == b.local && a.spec == b.spec &&
-           a.unknown_shards == b.unknown_shards;
+           a.unknown_shards == b.unknown_shards &&
+           a.unmasked_rows == b.unmasked_rows;
   }
   friend bool operator!=(const GlobalType& a, const GlobalType& b) {
     return !(a == b);

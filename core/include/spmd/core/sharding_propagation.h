@@ -13,9 +13,11 @@
 #ifndef SPMD_CORE_SHARDING_PROPAGATION_H
 #define SPMD_CORE_SHARDING_PROPAGATION_H
 
+#include <spmd/core/masks.h>
 #include <spmd/core/partition_spec.h>
 #include <spmd/core/propagation.h>
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
@@ -104,6 +106,11 @@ struct AxisOutcome {
   /// With an unknown placement: what to write so that it is known (empty
   /// when there is no one repair).
   std::string fix = {};
+  /// The result holds rows looked up in a table sharded by rows on this
+  /// axis, not yet zeroed outside the rank's shard (embedding with a
+  /// vocab-sharded table and replicated indices): V, not a pending sum; the
+  /// placement is unknown (no dim is sharded).
+  bool unmasked_rows = false;
 };
 
 /// The op's sharding rule family, for messages and the docs (one per rule).
@@ -128,6 +135,22 @@ const char* to_string(ShardRule r);
 /// "__matmul__", "prop T") or a C++ spelling ("torch::matmul",
 /// "at::Tensor::view", "aten::mm", "torch::nn::functional::linear").
 ShardRule shard_rule_of(std::string_view op);
+
+/// Where a reduction's structural arguments are among its non-tensor
+/// arguments, counted in the order of libtorch's C++ API (which is the ATen
+/// schema's): `sum(dim, keepdim, dtype)`, `amax(dim, keepdim)`,
+/// `var(dim, unbiased or correction, keepdim)`, `norm(p, dim, keepdim)`,
+/// `count_nonzero(dim)`. For a front end that reads a call by position (the
+/// plugin); the runtime checker reads the ATen schema's argument names.
+struct ReductionArgRoles {
+  std::size_t dim = 0;                     ///< the dim or dim list
+  std::optional<std::size_t> keepdim = 1;  ///< nullopt: the op has none
+};
+
+/// The argument roles of a reduction (any spelling canonical_op_name
+/// accepts); nullopt when `op` is not a reduction (ShardRule
+/// LinearReduction or NonlinearReduction).
+std::optional<ReductionArgRoles> reduction_arg_roles(std::string_view op);
 
 /// The canonical op name the rules use: namespaces, a leading '.', an
 /// in-place '_' and an ATen overload suffix stripped; dunders mapped
@@ -202,17 +225,27 @@ struct GlobalOperand {
   std::optional<GlobalType> type;  ///< nullopt: untyped tensor / plain number
   Shape shape;                     ///< local shape (tensors)
   int position = -1;
+  /// For the unmasked-rows rule (masks.h): what is known of a tensor's
+  /// values (a bool tensor, a 0/1 mask) and a plain number's value. Only
+  /// read when some operand carries unmasked rows.
+  MaskKind mask = MaskKind::None;
+  std::optional<double> constant;
 
   static GlobalOperand tensor(std::optional<GlobalType> t, Shape s = {},
                               int pos = -1) {
-    return {Operand::Kind::Tensor, std::move(t), std::move(s), pos};
+    return {Operand::Kind::Tensor, std::move(t), std::move(s), pos, {}, {}};
   }
   static GlobalOperand weak_scalar(int pos = -1) {
-    return {Operand::Kind::WeakScalar, std::nullopt, Shape::of({}), pos};
+    return {
+        Operand::Kind::WeakScalar, std::nullopt, Shape::of({}), pos, {}, {}};
   }
   static GlobalOperand typed_scalar(TensorType t, int pos = -1) {
-    return {Operand::Kind::TypedScalar, GlobalType{std::move(t), {}, {}},
-            Shape::of({}), pos};
+    return {Operand::Kind::TypedScalar,
+            GlobalType{std::move(t), {}, {}, {}},
+            Shape::of({}),
+            pos,
+            {},
+            {}};
   }
 };
 
@@ -240,8 +273,12 @@ void drop_shards_of_unvarying_axes(GlobalType& g);
 /// spec), Shard(d) builds the output PartitionSpec with multi-axis entries
 /// ordered as in the inputs (conflicting orders are an error); shards of
 /// axes the local rule made R, I or P are dropped
-/// (drop_shards_of_unvarying_axes). Outside global mode (ctx.global false)
-/// the result carries no spec (§12.3).
+/// (drop_shards_of_unvarying_axes). Unmasked rows (GlobalType::unmasked_rows):
+/// an op that zeroes them where a mask says (core::zero_fills on the
+/// operands' `mask` and `constant`) gives P on that axis; any other op keeps
+/// the mark on a V result, and one that would make them a pending sum (a sum
+/// over every dim) is an SpmdTypeError naming the masking fix. Outside
+/// global mode (ctx.global false) the result carries no spec (§12.3).
 Result<GlobalResult> infer_global(std::string_view op,
                                   const std::vector<GlobalOperand>& operands,
                                   const ShardingArgs& args,

@@ -78,6 +78,19 @@ class Tensor : public TensorBase {
   Tensor sum(IntArrayRef dim, bool keepdim = false) const;
   Tensor mean() const;
   Tensor mean(IntArrayRef dim, bool keepdim = false) const;
+  // As in libtorch: var/std(unbiased) over every dim, var/std over dims, and
+  // the C++-only var/std(int dim) that makes x.var(1) reduce dim 1.
+  Tensor var(bool unbiased) const;
+  Tensor var(IntArrayRef dim, bool unbiased, bool keepdim = false) const;
+  Tensor var(int dim) const;
+  Tensor std(bool unbiased) const;
+  Tensor std(IntArrayRef dim, bool unbiased, bool keepdim = false) const;
+  Tensor std(int dim) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const Scalar& p, IntArrayRef dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  Tensor prod(int64_t dim, bool keepdim = false) const;
   Tensor clone() const;
   Tensor detach() const;
   void backward(const Tensor& gradient = {}) const;
@@ -239,6 +252,12 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size,
 std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
 Tensor sum(const Tensor& x);
 Tensor mean(const Tensor& x);
+Tensor norm(const Tensor& x, const Scalar& p, IntArrayRef dim,
+            bool keepdim = false);
+Tensor var(const Tensor& x, IntArrayRef dim, bool unbiased,
+           bool keepdim = false);
+Tensor std(const Tensor& x, IntArrayRef dim, bool unbiased,
+           bool keepdim = false);
 Tensor transpose(const Tensor& x, int64_t a, int64_t b);
 Tensor t(const Tensor& x);
 Tensor cat(TensorList tensors, int64_t dim = 0);
