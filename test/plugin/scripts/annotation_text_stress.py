@@ -2,7 +2,8 @@
 """The text form of [[spmd::type]] on generated inputs too large to write as
 tests: 40,000 nested parentheses (an error, not a stack overflow) and a
 string continued by a macro's 2 MiB string (each token's location is found
-in its own string token: the error lands on the macro's `Q`).
+in its own string token: the error lands on the macro's `Q`), and one
+mesh axis more than the checker numbers.
 
 Usage: annotation_text_stress.py WORKDIR CLANG ARG...   (ARGs: the plugin
 and include flags; the generated file is appended)."""
@@ -55,6 +56,22 @@ expect("continued.cpp", "type of axis 'tp' in 'spmd::type' must be a constant" i
        "no error about tp's type", out)
 expect("continued.cpp", f"{path}:2:{q_column}: note: expanded from macro 'BIG'" in out,
        f"the error is not at BIG's Q (line 2, column {q_column})", out)
+
+# One axis past the 65,536 the checker numbers: an error naming it (the ids
+# wrapped: a relu of the P entry named axis a0 instead of tp).
+AXES = 65536
+decls = "".join(f"SPMD_AXIS(a{i});\n" for i in range(AXES))
+entries = ", ".join(f"a{i} = R" for i in range(AXES))
+path, rc, out = compile_(
+    "too_many_axes.cpp",
+    decls + f"void f(SPMD_TYPE({entries}, tp = P) const Tensor& x) {{\n"
+    "  Tensor y = torch::relu(x);\n}\n")
+expect("too_many_axes.cpp", rc == 1, f"exit code {rc}, expected 1", out)
+expect("too_many_axes.cpp",
+       "too many mesh axes: the annotations of one translation unit can name "
+       "at most 65536 distinct axes, and 'tp' is one more" in out,
+       "no 'too many mesh axes' error naming tp", out)
+expect("too_many_axes.cpp", "axis a0" not in out, "an error names a0", out)
 
 if failures:
     print("\n\n".join(failures))
