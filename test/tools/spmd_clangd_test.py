@@ -447,6 +447,16 @@ def case_invalid_requests():
     did_change(client, 2, [{"text": BAD_TEXT}])
     wait_publish(client, lambda d: len(spmd(d)) == 2,
                  "SPMD diagnostics after the invalid messages")
+    # An annotation nested 40,000 parentheses deep (overflowed the stack of
+    # the annotation reader): an SPMD error, and the proxy lives on.
+    depth = 40000
+    deep = ("\nvoid deep(SPMD_TYPE(tp = S(" + "(" * depth + "0" +
+            ")" * depth + ")) const Tensor& a);\n")
+    did_change(client, 3, [{"text": GOOD_TEXT + deep}])
+    wait_publish(client, lambda d: any(
+        "more than 256 deep" in x.get("message", "") for x in spmd(d)),
+        "the deep annotation reported as an SPMD error")
+    still_answers(client, "a 40,000-deep annotation")
     check(client.proc.poll() is None, "the proxy is alive", client)
     shutdown(client)
 
