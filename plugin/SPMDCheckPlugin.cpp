@@ -16,9 +16,29 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendPluginRegistry.h"
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
 using namespace clang;
 
 namespace {
+
+/// Set when Clang asks an action for its type, cleared when it hands the
+/// action its arguments. `-Xclang -plugin -Xclang spmd-check` (the plugin as
+/// the main action, which it cannot be) does only the first, after which
+/// Clang exits with status 1 and no message: this one is printed instead.
+std::atomic<bool> AskedTypeOnly{false};
+
+void reportNotMainAction() {
+  if (AskedTypeOnly)
+    std::fputs("error: spmd-check: the plugin runs beside the compilation, "
+               "not as its main action (-plugin spmd-check); load it with "
+               "-fplugin=<path>/spmd-check.so, or -Xclang -load -Xclang "
+               "<path>/spmd-check.so -Xclang -add-plugin -Xclang spmd-check\n",
+               stderr);
+}
 
 class SPMDCheckAction : public PluginASTAction {
 public:
@@ -29,6 +49,7 @@ public:
 
   bool ParseArgs(const CompilerInstance &CI,
                  const std::vector<std::string> &Args) override {
+    AskedTypeOnly = false;
     // Args are this plugin's own (-plugin-arg-spmd-check); the driver's
     // spelling and misspellings of it are under other plugin names.
     std::vector<std::string> All;
@@ -43,7 +64,12 @@ public:
     return false;
   }
 
-  ActionType getActionType() override { return AddBeforeMainAction; }
+  ActionType getActionType() override {
+    static std::once_flag Registered;
+    std::call_once(Registered, [] { std::atexit(reportNotMainAction); });
+    AskedTypeOnly = true;
+    return AddBeforeMainAction;
+  }
 
 private:
   spmd::plugin::Options Opts;

@@ -37,10 +37,23 @@ struct Tok {
   bool is(llvm::StringRef P) const { return K == Punct && Text == P; }
 };
 
+/// Whether \p C starts an identifier: as in C++, an ASCII letter, `_` or a
+/// byte of a UTF-8 encoded character (Clang checks the characters themselves
+/// when it lexes the axis declaration the name must match).
+bool isIdentifierStart(char C) {
+  return isAsciiIdentifierStart(C) || static_cast<unsigned char>(C) >= 0x80;
+}
+bool isIdentifierContinue(char C) {
+  return isAsciiIdentifierContinue(C) || static_cast<unsigned char>(C) >= 0x80;
+}
+
 /// Splits \p Text into identifiers, numbers and punctuators (`::` is one);
-/// whitespace and comments are skipped. Returns the offset of the first
-/// character no entry can hold, or npos when there is none.
-size_t tokenize(llvm::StringRef Text, llvm::SmallVectorImpl<Tok> &Out) {
+/// whitespace and /* */ comments are skipped. Returns the offset of the first
+/// character no entry can hold, or npos when there is none. `//` comments
+/// are skipped only when \p LineComments (source text); in the annotation's
+/// string `//` is such a character, as it would comment out the rest.
+size_t tokenize(llvm::StringRef Text, llvm::SmallVectorImpl<Tok> &Out,
+                bool LineComments = false) {
   size_t I = 0, N = Text.size();
   while (I < N) {
     char C = Text[I];
@@ -48,15 +61,17 @@ size_t tokenize(llvm::StringRef Text, llvm::SmallVectorImpl<Tok> &Out) {
     if (isWhitespace(C)) {
       ++I;
     } else if (Text.substr(I).starts_with("//")) {
+      if (!LineComments)
+        return B;
       I = std::min(Text.find('\n', I), N);
     } else if (Text.substr(I).starts_with("/*")) {
       size_t E = Text.find("*/", I + 2);
       if (E == llvm::StringRef::npos)
         return B;
       I = E + 2;
-    } else if (isAsciiIdentifierStart(C) || isDigit(C)) {
-      while (I < N && (isAsciiIdentifierContinue(Text[I]) ||
-                       (isDigit(C) && Text[I] == '\'')))
+    } else if (isIdentifierStart(C) || isDigit(C)) {
+      while (I < N &&
+             (isIdentifierContinue(Text[I]) || (isDigit(C) && Text[I] == '\'')))
         ++I;
       Out.push_back({isDigit(C) ? Tok::Number : Tok::Ident, Text.slice(B, I),
                      unsigned(B)});
@@ -77,24 +92,30 @@ size_t tokenize(llvm::StringRef Text, llvm::SmallVectorImpl<Tok> &Out) {
 /// argument list of a macro invocation (SPMD_TYPE): when the invocation's own
 /// argument tokens are the same tokens, each maps to its own; otherwise (an
 /// annotation built by another macro) every token maps to the invocation. A
-/// string written directly maps into itself.
+/// string written directly maps into itself, through its string tokens (it
+/// may be continued by others, from macros too, and hold escapes).
 class TokenLocations {
 public:
   TokenLocations(const StringLiteral *Lit, llvm::ArrayRef<Tok> Toks,
-                 const SourceManager &SM, const LangOptions &LO) {
+                 const SourceManager &SM, const LangOptions &LO,
+                 const TargetInfo &Target) {
     SourceLocation L = Lit->getBeginLoc();
     Fallback = L;
     if (L.isFileID()) {
-      // [[spmd::type("tp = R")]]: the text follows the opening quote unless
-      // the literal has a prefix or escapes, which the check below finds.
-      const char *Data = SM.getCharacterData(L);
-      for (const Tok &T : Toks) {
-        if (llvm::StringRef(Data + 1 + T.Offset, T.Text.size()) != T.Text) {
-          Locs.clear();
-          return;
-        }
-        Locs.push_back(L.getLocWithOffset(1 + T.Offset));
+      // [[spmd::type("tp = R")]]: one plain string token, `"` + the text +
+      // `"`, holds the text right after its opening quote.
+      if (Lit->getNumConcatenated() == 1 &&
+          Lexer::MeasureTokenLength(L, SM, LO) == Lit->getByteLength() + 2) {
+        for (const Tok &T : Toks)
+          Locs.push_back(L.getLocWithOffset(1 + T.Offset));
+        return;
       }
+      // Otherwise each byte is found in the tokens (in order, so that each
+      // search starts from the token of the last).
+      unsigned StartToken = 0, StartOffset = 0;
+      for (const Tok &T : Toks)
+        Locs.push_back(Lit->getLocationOfByte(T.Offset, SM, LO, Target,
+                                              &StartToken, &StartOffset));
       return;
     }
     CharSourceRange Range = SM.getExpansionRange(L);
@@ -105,8 +126,8 @@ public:
     if (Invalid || Open == llvm::StringRef::npos || !Src.ends_with(")"))
       return;
     llvm::SmallVector<Tok, 16> Own;
-    if (tokenize(Src.slice(Open + 1, Src.size() - 1), Own) !=
-            llvm::StringRef::npos ||
+    if (tokenize(Src.slice(Open + 1, Src.size() - 1), Own,
+                 /*LineComments=*/true) != llvm::StringRef::npos ||
         Own.size() != Toks.size())
       return;
     for (size_t I = 0; I < Own.size(); ++I)
@@ -119,6 +140,8 @@ public:
   SourceLocation at(size_t I) const {
     return I < Locs.size() ? Locs[I] : Fallback;
   }
+  /// Whether the tokens have their own locations (else all are Fallback).
+  bool mapped() const { return !Locs.empty(); }
 
 private:
   llvm::SmallVector<SourceLocation, 16> Locs;
@@ -136,13 +159,15 @@ struct Name {
 class TypeTextReader {
 public:
   TypeTextReader(Sema &S, const StringLiteral *Lit, llvm::ArrayRef<Tok> Toks)
-      : S(S), Toks(Toks),
-        Locs(Lit, Toks, S.getSourceManager(), S.getLangOpts()) {}
+      : S(S), Toks(Toks), Locs(Lit, Toks, S.getSourceManager(), S.getLangOpts(),
+                               S.getASTContext().getTargetInfo()) {}
 
   ReadResult read(TypeAnnotation &A, llvm::SmallVectorImpl<AxisEntry> &Parsed,
                   int &SpecRank, SourceLocation &SpecLoc) {
+    bool Several = hasSeveralEntries();
     while (true) {
       size_t Start = Pos;
+      EntryErrors = Errors;
       if (!entry(A, Parsed, SpecRank, SpecLoc)) {
         Pos = Start; // skip the whole entry, from outside its parentheses
         skipEntry();
@@ -150,6 +175,11 @@ public:
         bad(Pos, msg::EntryForm);
         skipEntry();
       }
+      // Errors all reported at a macro's use: say which entry they are about.
+      if (Errors != EntryErrors && Several && !Locs.mapped())
+        S.Diag(loc(Start), customDiag(S, DiagnosticsEngine::Note,
+                                      "in the entry '%0' of 'spmd::type'"))
+            << spelling(Start, Pos);
       if (peek().K == Tok::End)
         break;
       ++Pos; // the comma
@@ -162,12 +192,21 @@ public:
   SourceLocation loc(size_t I) const { return Locs.at(I); }
   bool reported() const { return Errors || Dependent; }
 
+  /// The most parentheses and signs one entry nests (Clang's default
+  /// -fbracket-depth): the reader recurses on each.
+  static constexpr unsigned MaxDepth = 256;
+
 private:
   Sema &S;
   llvm::ArrayRef<Tok> Toks;
   TokenLocations Locs;
   size_t Pos = 0;
-  bool Errors = false, Dependent = false;
+  unsigned Errors = 0;      ///< errors reported
+  unsigned EntryErrors = 0; ///< errors reported before the current entry
+  bool Dependent = false;
+  unsigned Depth = 0;       ///< parentheses and signs entered
+  bool TooDeep = false;     ///< Depth went past MaxDepth (reported)
+  unsigned EntryParens = 0; ///< parentheses around the current entry
 
   const Tok &peek(size_t K = 0) const {
     static const Tok EndTok{Tok::End, "", 0};
@@ -179,7 +218,54 @@ private:
     ++Pos;
     return true;
   }
-  bool atEntryEnd() const { return peek().K == Tok::End || peek().is(","); }
+  bool atEntryEnd() const {
+    return peek().K == Tok::End || peek().is(",") ||
+           (EntryParens && peek().is(")"));
+  }
+
+  /// Whether the text has a comma outside parentheses and braces.
+  bool hasSeveralEntries() const {
+    int Nest = 0;
+    for (const Tok &T : Toks) {
+      if (T.is("(") || T.is("{"))
+        ++Nest;
+      else if (T.is(")") || T.is("}"))
+        --Nest;
+      else if (Nest == 0 && T.is(","))
+        return true;
+    }
+    return false;
+  }
+
+  /// Tokens [\p B, \p E) as they would be written: `tp = S(0)`.
+  std::string spelling(size_t B, size_t E) const {
+    std::string Out;
+    for (size_t I = B; I < E && I < Toks.size(); ++I) {
+      const Tok &T = Toks[I];
+      bool Tight = I == B || T.is("(") || T.is(")") || T.is("::") ||
+                   T.is(",") || Toks[I - 1].is("(") || Toks[I - 1].is("::");
+      Out += (Tight ? "" : " ") + T.Text.str();
+    }
+    return Out;
+  }
+
+  /// Enters one more parenthesis or sign at token \p I; past MaxDepth
+  /// reports it (once) and returns false.
+  bool enter(size_t I) {
+    if (Depth < MaxDepth) {
+      ++Depth;
+      return true;
+    }
+    if (!TooDeep) {
+      S.Diag(loc(I), customDiag(S, DiagnosticsEngine::Error,
+                                "'spmd::type' nests parentheses and signs "
+                                "more than 256 deep; write the entry with "
+                                "fewer of them"));
+      ++Errors;
+    }
+    TooDeep = true;
+    return false;
+  }
 
   /// Skips to the comma that ends the current entry (outside parentheses
   /// and braces), so that the next entry is read and reported on its own.
@@ -199,7 +285,7 @@ private:
   bool bad(size_t I, const char *Fmt) {
     S.Diag(loc(I), customDiag(S, DiagnosticsEngine::Error, Fmt))
         << "spmd::type";
-    Errors = true;
+    ++Errors;
     return false;
   }
 
@@ -288,7 +374,7 @@ private:
                           "spmd::Axis constant of that name is in scope "
                           "(declare it with SPMD_AXIS(%0))"))
             << spelled(N);
-        Errors = true;
+        ++Errors;
       } else if (!InSpec) {
         bad(N.First, msg::AxisNotConstant);
       }
@@ -343,31 +429,40 @@ private:
   }
 
   std::optional<int64_t> unary() {
+    if (!peek().is("-") && !peek().is("+") && !peek().is("("))
+      return primary();
+    if (!enter(Pos))
+      return std::nullopt;
+    std::optional<int64_t> V;
     if (accept("-")) {
-      std::optional<int64_t> V = unary();
-      if (!V || *V == INT64_MIN)
-        return std::nullopt;
-      return -*V;
+      V = unary();
+      V = V && *V != INT64_MIN ? std::optional<int64_t>(-*V) : std::nullopt;
+    } else if (accept("+")) {
+      V = unary();
+    } else {
+      ++Pos; // (
+      V = integer();
+      if (!accept(")"))
+        V = std::nullopt;
     }
-    if (accept("+"))
-      return unary();
-    if (accept("(")) {
-      std::optional<int64_t> V = integer();
-      return V && accept(")") ? V : std::nullopt;
-    }
-    return primary();
+    --Depth;
+    return V;
   }
 
   /// An integer literal or a constexpr integer variable.
   std::optional<int64_t> primary() {
-    int64_t Value = 0;
     if (peek().K == Tok::Number) {
       std::string Digits = peek().Text.str();
       llvm::erase(Digits, '\'');
-      if (llvm::StringRef(Digits).getAsInteger(0, Value))
+      // The suffixes of an integer literal (u, l, ll, z) change no value.
+      llvm::StringRef Literal = llvm::StringRef(Digits).rtrim("uUlLzZ");
+      llvm::APInt Value;
+      if (Literal.getAsInteger(0, Value))
         return std::nullopt;
+      if (Value.getActiveBits() > 63)
+        return tooWide(Pos, peek().Text);
       ++Pos;
-      return Value;
+      return int64_t(Value.getZExtValue());
     }
     std::optional<Name> N = name();
     if (!N)
@@ -386,13 +481,30 @@ private:
     if (!V || !V->isInt())
       return std::nullopt;
     const_cast<VarDecl *>(VD)->setReferenced();
+    if (!V->getInt().isRepresentableByInt64())
+      return tooWide(N->First, spelled(*N));
     return V->getInt().getExtValue();
+  }
+
+  /// Reports the integer \p Written at token \p I as wider than 64 bits.
+  std::nullopt_t tooWide(size_t I, llvm::StringRef Written) {
+    S.Diag(loc(I), customDiag(S, DiagnosticsEngine::Error,
+                              "integer '%0' in 'spmd::type' does not fit in "
+                              "64 bits; an axis type takes a dimension "
+                              "between -64 and 63"))
+        << Written;
+    ++Errors;
+    return std::nullopt;
   }
 
   /// R, I, V, P, S(k) or a constexpr spmd::PerAxisType variable.
   std::optional<PerAxisType> type() {
-    if (accept("(")) {
+    if (peek().is("(")) {
+      if (!enter(Pos))
+        return std::nullopt;
+      ++Pos;
       std::optional<PerAxisType> T = type();
+      --Depth;
       return T && accept(")") ? T : std::nullopt;
     }
     std::optional<Name> N = name();
@@ -418,6 +530,18 @@ private:
 
   bool entry(TypeAnnotation &A, llvm::SmallVectorImpl<AxisEntry> &Parsed,
              int &SpecRank, SourceLocation &SpecLoc) {
+    if (peek().is("(")) { // (tp = V), as the expression form reads it
+      if (!enter(Pos))
+        return false;
+      ++Pos;
+      ++EntryParens;
+      bool OK = entry(A, Parsed, SpecRank, SpecLoc);
+      --EntryParens;
+      --Depth;
+      if (!OK)
+        return false;
+      return accept(")") || bad(Pos, msg::EntryForm);
+    }
     std::optional<Name> N = name();
     if (!N)
       return bad(Pos, msg::EntryForm);
@@ -430,7 +554,7 @@ private:
         S.Diag(loc(N->First),
                customDiag(S, DiagnosticsEngine::Error, msg::LoneAxis))
             << N->Parts[0];
-        Errors = true;
+        ++Errors;
         return false;
       }
       return bad(N->First, msg::EntryForm);
@@ -444,7 +568,7 @@ private:
     size_t TypeAt = Pos;
     std::optional<PerAxisType> T = type();
     if (!T || !atEntryEnd()) {
-      if (!Dependent) {
+      if (!Dependent && Errors == EntryErrors) {
         S.Diag(loc(TypeAt),
                customDiag(S, DiagnosticsEngine::Error, msg::TypeNotConstant))
             << Entry.Axis << "spmd::type";
@@ -452,10 +576,10 @@ private:
                customDiag(S, DiagnosticsEngine::Note,
                           "SPMD_TYPE reads R, I, V, P, S(k) and constexpr "
                           "spmd::PerAxisType names, k an integer expression "
-                          "of literals and constexpr names (+ - * / %, "
+                          "of literals and constexpr names (+ - * / %%, "
                           "parentheses); for another constant expression "
                           "write [[spmd::type(...)]]"));
-        Errors = true;
+        ++Errors;
       }
       return false;
     }
@@ -468,11 +592,11 @@ private:
     ++Pos; // (
     std::optional<int64_t> R = integer();
     if (!R || !accept(")") || *R < 0 || *R > 63 || A.Rank >= 0) {
-      if (Dependent)
+      if (Dependent || Errors != EntryErrors)
         return false;
       S.Diag(loc(N.First),
              customDiag(S, DiagnosticsEngine::Error, msg::BadRank));
-      Errors = true;
+      ++Errors;
       return false;
     }
     A.Rank = int(*R);
@@ -486,7 +610,7 @@ private:
     SourceLocation Loc = loc(N.First);
     if (SpecLoc.isValid()) {
       S.Diag(Loc, customDiag(S, DiagnosticsEngine::Error, msg::SpecTwice));
-      Errors = true;
+      ++Errors;
       return false;
     }
     ++Pos; // (
@@ -503,9 +627,9 @@ private:
         break;
     }
     if (!OK) {
-      if (!Errors && !Dependent) {
+      if (Errors == EntryErrors && !Dependent) {
         S.Diag(Loc, customDiag(S, DiagnosticsEngine::Error, msg::BadSpec));
-        Errors = true;
+        ++Errors;
       }
       return false;
     }
@@ -555,6 +679,16 @@ ReadResult readTypeText(Sema &S, const StringLiteral *Text, TypeAnnotation &A,
   // A character no entry holds (a string, an operator) ends the tokens:
   // what comes before it is read, so that a bad spec is reported as one.
   size_t Bad = tokenize(Str, Toks);
+  if (Bad != llvm::StringRef::npos && Str.substr(Bad).starts_with("//")) {
+    // Reported where the `//` is (a token only for its location).
+    Toks.push_back({Tok::Punct, Str.substr(Bad, 2), unsigned(Bad)});
+    TypeTextReader Reader(S, Text, Toks);
+    S.Diag(Reader.loc(Toks.size() - 1),
+           customDiag(S, DiagnosticsEngine::Error,
+                      "'//' in the text of 'spmd::type' would comment out "
+                      "the rest of it; remove it, or write a /* */ comment"));
+    return ReadResult::Invalid;
+  }
   TypeTextReader Reader(S, Text, Toks);
   if (Bad != llvm::StringRef::npos) {
     ReadResult R = Reader.read(A, Parsed, SpecRank, SpecLoc);

@@ -675,13 +675,33 @@ bool reconcileSpecRank(Sema &S, TypeAnnotation &A, int SpecRank,
   return true;
 }
 
-/// Moves \p Parsed into \p A's entries; an axis given twice is reported
-/// (with a note at its first use) and returns false.
-bool addTypeEntries(Sema &S, TypeAnnotation &A,
+/// Counts \p Axis in \p Table (AnnotationTable::countAxis); one axis too
+/// many is reported at \p Loc and returns false.
+bool countAxis(Sema &S, AnnotationTable &Table, llvm::StringRef Axis,
+               SourceLocation Loc) {
+  if (Table.countAxis(Axis))
+    return true;
+  S.Diag(Loc, customDiag(S, DiagnosticsEngine::Error,
+                         "too many mesh axes: the annotations of one "
+                         "translation unit can name at most %0 distinct "
+                         "axes, and '%1' is one more; split the file or "
+                         "reuse axes"))
+      << unsigned(AnnotationTable::MaxAxes) << Axis;
+  return false;
+}
+
+/// Moves \p Parsed into \p A's entries; an axis given twice, or one more
+/// than the translation unit can hold (countAxis), is reported (the first
+/// with a note at its first use) and returns false.
+bool addTypeEntries(Sema &S, AnnotationTable &Table, TypeAnnotation &A,
                     SmallVectorImpl<AxisEntry> &Parsed) {
   bool OK = true;
   for (AxisEntry &Entry : Parsed) {
     const AxisEntry *E = &Entry;
+    if (!countAxis(S, Table, E->Axis, E->Loc)) {
+      OK = false;
+      continue;
+    }
     if (const AxisEntry *Prev = A.entry(E->Axis)) {
       S.Diag(E->Loc, customDiag(S, DiagnosticsEngine::Error,
                                 "axis '%0' appears twice in 'spmd::type'"))
@@ -872,6 +892,10 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         OK = false;
         continue;
       }
+      if (!countAxis(S, Table, E->Axis, E->Loc)) {
+        OK = false;
+        continue;
+      }
       if (W.Type.entry(E->Axis)) {
         S.Diag(E->Loc, customDiag(S, DiagnosticsEngine::Error,
                                   "axis '%0' appears twice in '%1'"))
@@ -921,7 +945,7 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     }
     if (!reconcileSpecRank(S, A, SpecRank, SpecLoc))
       OK = false;
-    if (!addTypeEntries(S, A, Parsed))
+    if (!addTypeEntries(S, Table, A, Parsed))
       OK = false;
     if (OK && A.Entries.empty() && !SpecLoc.isValid()) {
       S.Diag(Attr.getLoc(),
@@ -957,7 +981,15 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
         Loc = IL->Loc;
         LookupResult R(S, IL->Ident, IL->Loc, Sema::LookupOrdinaryName);
         S.LookupName(R, S.getCurScope());
-        if (const auto *VD = R.getAsSingle<VarDecl>())
+        const auto *VD = R.getAsSingle<VarDecl>();
+        if (R.getAsSingle<NonTypeTemplateParmDecl>() ||
+            (VD && VD->getType()->isDependentType())) {
+          // As for `W::ax` (an expression that depends on a parameter).
+          S.Diag(Loc, customDiag(S, DiagnosticsEngine::Warning, msg::Dependent))
+              << "spmd::mesh";
+          return AttributeNotApplied;
+        }
+        if (VD)
           Axis = axisOfVar(VD);
       } else {
         const Expr *E = Attr.getArgAsExpr(I);
@@ -976,6 +1008,8 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
             << *Axis;
         return AttributeNotApplied;
       }
+      if (!countAxis(S, Table, *Axis, Loc))
+        return AttributeNotApplied;
       M.Axes.push_back(*Axis);
     }
     Table.setMesh(D, std::move(M));

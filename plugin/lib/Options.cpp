@@ -90,8 +90,13 @@ bool collectPluginArgs(
         Out.push_back(A.str());
         continue;
       }
+      // `-fplugin-arg-spmd-chek-strict`: a misspelt `check-` is replaced,
+      // not kept in front of the argument.
+      auto [Head, Rest] = A.split('-');
+      llvm::StringRef Meant =
+          !Rest.empty() && Head.edit_distance("check") <= 2 ? Rest : A;
       Err = "unknown plugin argument -fplugin-arg-spmd-" + A.str() +
-            " (did you mean -fplugin-arg-spmd-check-" + A.str() +
+            " (did you mean -fplugin-arg-spmd-check-" + Meant.str() +
             "?); spmd-check's arguments are spelled "
             "-fplugin-arg-spmd-check-<arg>, " +
             acceptedArguments();

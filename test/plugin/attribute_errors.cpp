@@ -39,6 +39,15 @@ struct Templated {
   [[spmd::type(Axis::value = R)]] Tensor t; // expected-warning {{arguments of 'spmd::type' that depend on template parameters are not supported; the annotation is ignored}}
 };
 
+// A mesh axis from a template parameter, named alone or through a member,
+// is the same warning (a non-axis name stays an error).
+struct MeshAxes {
+  static constexpr spmd::Axis ax{"ax"};
+};
+template <const spmd::Axis& ax> [[spmd::mesh(ax)]] void mesh_param(); // expected-warning {{arguments of 'spmd::mesh' that depend on template parameters are not supported; the annotation is ignored}}
+template <typename W> [[spmd::mesh(W::ax)]] void mesh_member(); // expected-warning {{arguments of 'spmd::mesh' that depend on template parameters are not supported}}
+template <int N> [[spmd::mesh(not_an_axis)]] void mesh_not_axis(); // expected-error {{argument of 'spmd::mesh' must be an spmd::Axis constant}}
+
 // Locals that outlive the call are not per-call values: an error, like the
 // globals they are.
 void storage_classes() {

@@ -290,6 +290,36 @@ def case_global():
           "--local-axes= (empty): exit 1, named in the error", p)
 
 
+def case_bad_database():
+    # A compile_commands.json that is there but unusable: an error naming
+    # the file and the problem, exit 1 (not "no compilation database found",
+    # a "YAML:" error, or a run without flags).
+    db = os.path.join(BUILD, "compile_commands.json")
+    for text, problem in [
+            ("", "the file is empty"),
+            ("[]", "no compile commands (an empty array)"),
+            ('{"directory": "."}', "not an array"),
+            ("[1]", "entry 1 is not an object"),
+            ('[{"directory": ".", "command": "c++ a.cpp"}]',
+             'entry 1 has no "file" string'),
+            ('[{"directory": ".", "file": "a.cpp"}]',
+             'entry 1 has neither a "command" string nor an "arguments" '
+             'array'),
+            ('[{"directory": ".", "file": "a.cpp",\n  "command": "c++"},',
+             ":2:"),
+    ]:
+        with open(db, "w") as f:
+            f.write(text)
+        p = run("-p", BUILD, CLEAN)
+        check(p.returncode == 1 and
+              "cannot use the compilation database: " + db in p.stderr and
+              problem in p.stderr and "YAML" not in p.stderr and
+              "No compilation database found" not in p.stderr,
+              "database %r: exit 1, '%s' named with the file" % (text, problem),
+              p)
+    check("not valid JSON" in p.stderr, "broken JSON: said so", p)
+
+
 CASES = {name[5:]: f for name, f in globals().items()
          if name.startswith("case_")}
 if CASE not in CASES:

@@ -408,6 +408,61 @@ def case_robustness():
     shutdown(client)
 
 
+def case_invalid_requests():
+    """JSON-RPC objects of the wrong shape (clangd stops on some, e.g. a
+    numeric method): requests with an id are answered -32600 with that id,
+    notifications dropped; clangd never sees them and keeps answering."""
+    client = start()
+    client.notify("textDocument/didOpen", {"textDocument": {
+        "uri": URI, "languageId": "cpp", "version": 1, "text": GOOD_TEXT}})
+    wait_publish(client, lambda d: clangd_own(d), "first diagnostics")
+    for n, (message, problem) in enumerate([
+            ({"method": 5}, '"method" is not a string'),
+            ({"method": None}, '"method" is not a string'),
+            ({"method": "textDocument/hover", "params": 5},
+             '"params" is neither an object nor an array'),
+            ({"method": "textDocument/hover", "params": "x"},
+             '"params" is neither an object nor an array'),
+            ({}, 'neither a "method" nor a "result" or "error"'),
+            ({"result": 1, "error": {"code": 1, "message": "m"}},
+             'both a "result" and an "error"'),
+    ]):
+        rid = 7000 + n
+        send_raw(client, frame(dict(message, jsonrpc="2.0", id=rid)))
+        resp = client.response(rid, TIMEOUT)
+        check(resp.get("error", {}).get("code") == -32600 and
+              problem in resp["error"].get("message", ""),
+              "%s: answered -32600 (%s) with its id" % (message, problem),
+              client)
+        still_answers(client, "request %s" % message)
+    # A bad id: answered with a null id. Bad notifications: dropped.
+    send_raw(client, frame({"jsonrpc": "2.0", "id": {"x": 1},
+                            "method": "textDocument/hover"}))
+    client.wait_for(lambda m: m.get("id", 0) is None and
+                    '"id" is not a string, a number or null' in
+                    m.get("error", {}).get("message", ""), TIMEOUT,
+                    "an object id answered -32600 with a null id")
+    for message in [{"method": 5}, {"method": [1]},
+                    {"method": "textDocument/didChange", "params": 3}]:
+        send_raw(client, frame(dict(message, jsonrpc="2.0")))
+        still_answers(client, "notification %s" % message)
+    did_change(client, 2, [{"text": BAD_TEXT}])
+    wait_publish(client, lambda d: len(spmd(d)) == 2,
+                 "SPMD diagnostics after the invalid messages")
+    # An annotation nested 40,000 parentheses deep (overflowed the stack of
+    # the annotation reader): an SPMD error, and the proxy lives on.
+    depth = 40000
+    deep = ("\nvoid deep(SPMD_TYPE(tp = S(" + "(" * depth + "0" +
+            ")" * depth + ")) const Tensor& a);\n")
+    did_change(client, 3, [{"text": GOOD_TEXT + deep}])
+    wait_publish(client, lambda d: any(
+        "more than 256 deep" in x.get("message", "") for x in spmd(d)),
+        "the deep annotation reported as an SPMD error")
+    still_answers(client, "a 40,000-deep annotation")
+    check(client.proc.poll() is None, "the proxy is alive", client)
+    shutdown(client)
+
+
 def many_functions(n, bad):
     """A document with n top-level functions (parsing stops between
     top-level declarations when cancelled)."""

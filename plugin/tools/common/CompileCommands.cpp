@@ -4,6 +4,8 @@
 
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 using namespace clang::tooling;
@@ -33,6 +35,65 @@ private:
 };
 
 } // namespace
+
+bool checkDatabaseFile(llvm::StringRef File, std::string &Err) {
+  auto Buffer = llvm::MemoryBuffer::getFile(File);
+  if (!Buffer) {
+    Err = "cannot read '" + File.str() + "': " + Buffer.getError().message();
+    return false;
+  }
+  const std::string Shape =
+      "a compilation database is a JSON array of {\"directory\", \"file\", "
+      "\"command\" or \"arguments\"} objects (CMake writes one with "
+      "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON)";
+  if ((*Buffer)->getBuffer().trim().empty()) {
+    Err = File.str() + ": the file is empty; " + Shape;
+    return false;
+  }
+  llvm::Expected<llvm::json::Value> JSON =
+      llvm::json::parse((*Buffer)->getBuffer());
+  if (!JSON) {
+    // "[3:1, byte=64]: Expected , or ]" as "<file>:3:1: Expected , or ]".
+    std::string Msg = llvm::toString(JSON.takeError());
+    llvm::StringRef M(Msg), Where;
+    if (M.consume_front("[")) {
+      std::tie(Where, M) = M.split("]: ");
+      Where = Where.split(',').first;
+    }
+    Err = File.str() + (Where.empty() ? "" : ":" + Where.str()) +
+          ": not valid JSON: " + M.str();
+    return false;
+  }
+  const llvm::json::Array *Entries = JSON->getAsArray();
+  if (!Entries) {
+    Err = File.str() + ": not an array; " + Shape;
+    return false;
+  }
+  if (Entries->empty()) {
+    Err = File.str() + ": no compile commands (an empty array); " + Shape;
+    return false;
+  }
+  for (size_t I = 0; I < Entries->size(); ++I) {
+    const llvm::json::Object *E = (*Entries)[I].getAsObject();
+    const char *Missing =
+        !E                           ? "is not an object"
+        : !E->getString("directory") ? "has no \"directory\" string"
+        : !E->getString("file")      ? "has no \"file\" string"
+        : !E->getString("command") && !E->getArray("arguments")
+            ? "has neither a \"command\" string nor an \"arguments\" array"
+            : nullptr;
+    if (const llvm::json::Array *Args = E ? E->getArray("arguments") : nullptr)
+      for (const llvm::json::Value &A : *Args)
+        if (!A.getAsString())
+          Missing = "has an \"arguments\" entry that is not a string";
+    if (Missing) {
+      Err = File.str() + ": entry " + std::to_string(I + 1) + " " + Missing +
+            "; " + Shape;
+      return false;
+    }
+  }
+  return true;
+}
 
 std::unique_ptr<CompilationDatabase>
 withInferredCommands(const CompilationDatabase &DB) {
@@ -77,8 +138,13 @@ CompilationDatabase *CommandLookup::load(llvm::StringRef Dir) {
   std::unique_ptr<CompilationDatabase> DB;
   if (llvm::sys::fs::exists(File)) {
     std::string Err;
-    auto JSON = JSONCompilationDatabase::loadFromFile(
-        File, Err, JSONCommandLineSyntax::AutoDetect);
+    // Checked first: the JSON reader prints its own errors to stderr.
+    std::unique_ptr<JSONCompilationDatabase> JSON;
+    if (checkDatabaseFile(File, Err))
+      JSON = JSONCompilationDatabase::loadFromFile(
+          File, Err, JSONCommandLineSyntax::AutoDetect);
+    else
+      Err = "cannot use it: " + Err;
     if (JSON) {
       DB = inferMissingCompileCommands(std::move(JSON));
       Log("using " + File);

@@ -20,6 +20,12 @@
 
 namespace spmd::tools {
 
+/// Checks that \p File is a compilation database: a JSON array of objects
+/// with a "directory" and a "file" string and a "command" string or an
+/// "arguments" array of strings, at least one. False with \p Err naming the
+/// file and what is wrong (and where, for bad JSON) otherwise.
+bool checkDatabaseFile(llvm::StringRef File, std::string &Err);
+
 /// \p DB (not owned; it must outlive the result) with commands inferred for
 /// the files it does not list.
 std::unique_ptr<clang::tooling::CompilationDatabase>

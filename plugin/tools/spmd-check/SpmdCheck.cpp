@@ -304,9 +304,40 @@ bool writeDepfile(const std::vector<Job> &Jobs) {
   return true;
 }
 
+/// The directory of -p (`-p dir`, `-p=dir`, `--p=dir`) before any `--`, or
+/// empty.
+llvm::StringRef buildPathArgument(int argc, const char **argv) {
+  for (int I = 1; I < argc; ++I) {
+    llvm::StringRef A(argv[I]);
+    if (A == "--")
+      break;
+    if ((A == "-p" || A == "--p") && I + 1 < argc)
+      return argv[I + 1];
+    if (A.consume_front("-p=") || A.consume_front("--p="))
+      return A;
+  }
+  return "";
+}
+
 } // namespace
 
 int main(int argc, const char **argv) {
+  // A compile_commands.json that is there but unusable is an error naming it
+  // and the problem (CommonOptionsParser would say none was found, or print
+  // the JSON reader's "YAML:" error, and go on without flags).
+  llvm::StringRef BuildDir = buildPathArgument(argc, argv);
+  if (!BuildDir.empty()) {
+    llvm::SmallString<256> DBFile(BuildDir);
+    if (llvm::sys::fs::is_directory(DBFile))
+      llvm::sys::path::append(DBFile, "compile_commands.json");
+    std::string Err;
+    if (llvm::sys::fs::exists(DBFile) &&
+        !spmd::tools::checkDatabaseFile(DBFile, Err)) {
+      llvm::WithColor::error(llvm::errs(), "spmd-check")
+          << "cannot use the compilation database: " << Err << "\n";
+      return 1;
+    }
+  }
   llvm::Expected<CommonOptionsParser> Parser =
       CommonOptionsParser::create(argc, argv, Category, cl::OneOrMore,
                                   "spmd-check: SPMD type checking of C++ "

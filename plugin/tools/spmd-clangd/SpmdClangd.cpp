@@ -238,6 +238,10 @@ private:
   /// Answers an invalid message from the editor with "invalid request"
   /// (id null) instead of relaying it.
   void rejectClientMessage(const llvm::Twine &What);
+  /// Keeps \p O, a JSON-RPC object of the wrong shape (\p Problem), from
+  /// clangd: a message with an id is answered -32600 Invalid Request with
+  /// that id (null when the id itself is bad), a notification is dropped.
+  void rejectInvalid(const json::Object &O, llvm::StringRef Problem);
 
   ProxyOptions Opts;
   std::atomic<bool> ClientFinished{false};
@@ -479,6 +483,54 @@ void Proxy::rejectClientMessage(const llvm::Twine &What) {
                      .str());
 }
 
+/// What makes \p O, a JSON-RPC 2.0 object from the editor, no valid request,
+/// notification or response (clangd stops on some of these, e.g. a numeric
+/// "method"), or nullopt.
+static std::optional<std::string> invalidMessage(const json::Object &O) {
+  const json::Value *Id = O.get("id");
+  if (Id && !Id->getAsString() && !Id->getAsNumber() &&
+      Id->kind() != json::Value::Null)
+    return std::string("\"id\" is not a string, a number or null");
+  if (const json::Value *Method = O.get("method")) {
+    if (!Method->getAsString())
+      return std::string("\"method\" is not a string");
+    const json::Value *Params = O.get("params");
+    // null is taken too: editors send it for shutdown and exit.
+    if (Params && !Params->getAsObject() && !Params->getAsArray() &&
+        Params->kind() != json::Value::Null)
+      return std::string("\"params\" is neither an object nor an array");
+    return std::nullopt;
+  }
+  // A response to a request of clangd's.
+  bool Result = O.get("result"), Error = O.get("error");
+  if (!Result && !Error)
+    return std::string("neither a \"method\" nor a \"result\" or \"error\"");
+  if (Result && Error)
+    return std::string("both a \"result\" and an \"error\"");
+  if (!Id)
+    return std::string("a response without an \"id\"");
+  return std::nullopt;
+}
+
+void Proxy::rejectInvalid(const json::Object &O, llvm::StringRef Problem) {
+  const json::Value *Id = O.get("id");
+  bool UsableId = Id && (Id->getAsString() || Id->getAsNumber());
+  if (!Id) {
+    // A notification: nobody waits for an answer.
+    logToClient(2, "dropped an invalid message from the editor: " + Problem);
+    return;
+  }
+  logToClient(2, "answered an invalid request from the editor: " + Problem);
+  json::Object Error{{"code", -32600},
+                     {"message", ("invalid request: " + Problem).str()}};
+  ToClient.write(
+      llvm::formatv("{0}", json::Value(json::Object{
+                               {"jsonrpc", "2.0"},
+                               {"id", UsableId ? *Id : json::Value(nullptr)},
+                               {"error", std::move(Error)}}))
+          .str());
+}
+
 void Proxy::clientLoop() {
   MessageReader FromClient(STDIN_FILENO);
   std::string Body, Err;
@@ -507,6 +559,9 @@ void Proxy::clientLoop() {
       // clangd stops on such a message (a batch array, a number, an object
       // without "jsonrpc": "2.0").
       rejectClientMessage("a message that is not a JSON-RPC 2.0 object");
+      continue;
+    } else if (std::optional<std::string> Problem = invalidMessage(*O)) {
+      rejectInvalid(*O, *Problem);
       continue;
     } else {
       // Observe before relaying, so that a quick answer from clangd (e.g.

@@ -172,5 +172,21 @@ TEST(PluginOptions, MisspelledPluginArgumentIsAnError) {
       << Err;
 }
 
+TEST(PluginOptions, MisspelledCheckPrefixIsReplacedInTheSuggestion) {
+  std::vector<std::string> Out;
+  std::string Err;
+  // -fplugin-arg-spmd-chek-strict: plugin "spmd", argument "chek-strict".
+  EXPECT_FALSE(collectPluginArgs({{"spmd", {"chek-strict"}}}, Out, Err));
+  EXPECT_NE(Err.find("did you mean -fplugin-arg-spmd-check-strict?"),
+            std::string::npos)
+      << Err;
+  // An argument that only starts like one keeps its whole name.
+  Err.clear();
+  EXPECT_FALSE(collectPluginArgs({{"spmd", {"strict-shards"}}}, Out, Err));
+  EXPECT_NE(Err.find("did you mean -fplugin-arg-spmd-check-strict-shards?"),
+            std::string::npos)
+      << Err;
+}
+
 }  // namespace
 }  // namespace spmd::plugin

@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <spmd/annotations.h>
 #include <spmd/core/propagation.h>
@@ -137,6 +138,19 @@ public:
   const TypeAnnotation *ownType(const clang::Decl *D) const;
   /// Whether \p FD has any SPMD annotation (result, parameter, mesh, op).
   bool isAnnotatedFunction(const clang::FunctionDecl *FD) const;
+  /// The most distinct axis names one translation unit's annotations may
+  /// hold: the checker numbers axes with 16 bits (TypeLattice.h, AxisId).
+  static constexpr size_t MaxAxes = 65536;
+  /// Counts \p Axis among the axes the annotations name; false when it is a
+  /// new one past MaxAxes (it is not counted then).
+  bool countAxis(llvm::StringRef Axis) {
+    if (AxisNames.count(Axis))
+      return true;
+    if (AxisNames.size() >= MaxAxes)
+      return false;
+    AxisNames.insert(Axis);
+    return true;
+  }
   bool empty() const {
     return Types.empty() && Meshes.empty() && Ops.empty() &&
            Unchecked.empty() && AxisSizes.empty() && AxisRanks.empty() &&
@@ -225,6 +239,8 @@ private:
   /// Read from annotations files, by "kind:file:line:col": one line of
   /// write()'s format each, without the key.
   mutable llvm::StringMap<llvm::SmallVector<std::string, 1>> Imported;
+  llvm::StringSet<> AxisNames; ///< countAxis
+
   mutable llvm::DenseSet<Key> Resolved;
   const clang::SourceManager *ImportSM = nullptr;
   mutable llvm::DenseMap<Key, llvm::SmallVector<WhenAnnotation, 1>> Whens;
