@@ -223,22 +223,23 @@ bool AnnotationTable::isLocalInfer(const FunctionDecl *FD) const {
   return false;
 }
 
-const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
-  if ((AxisSizes.empty() && Imported.empty()) || !FD)
+const std::string *
+AnnotationTable::axisOf(const llvm::DenseMap<Key, std::string> &M,
+                        const FunctionDecl *FD) const {
+  if ((M.empty() && Imported.empty()) || !FD)
     return nullptr;
   for (const FunctionDecl *C : candidates(FD))
-    if (const std::string *A = lookup(AxisSizes, C))
+    if (const std::string *A = lookup(M, C))
       return A;
   return nullptr;
 }
 
+const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
+  return axisOf(AxisSizes, FD);
+}
+
 const std::string *AnnotationTable::axisRankOf(const FunctionDecl *FD) const {
-  if ((AxisRanks.empty() && Imported.empty()) || !FD)
-    return nullptr;
-  for (const FunctionDecl *C : candidates(FD))
-    if (const std::string *A = lookup(AxisRanks, C))
-      return A;
-  return nullptr;
+  return axisOf(AxisRanks, FD);
 }
 
 llvm::ArrayRef<WhenAnnotation> AnnotationTable::whensOf(const FunctionDecl *FD,

@@ -223,6 +223,10 @@ private:
   template <typename MapT>
   auto lookup(const MapT &M, const clang::Decl *D) const
       -> decltype(&M.begin()->second);
+  /// The axis named by \p FD's entry in \p M (AxisSizes or AxisRanks) on any
+  /// of its redeclarations, or null.
+  const std::string *axisOf(const llvm::DenseMap<Key, std::string> &M,
+                            const clang::FunctionDecl *FD) const;
   /// Moves the imported entries of \p D (loaded from an AST file) into the
   /// tables, once per declaration.
   void resolveImported(const clang::Decl *D) const;
