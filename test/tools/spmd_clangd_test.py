@@ -165,6 +165,12 @@ def case_diagnostics():
           and any("spmd::convert(" in e["newText"]
                   for e in fixes[0]["edit"]["changes"][URI]),
           "textDocument/codeAction answer carries the quick fix", client)
+    inserts = [e for e in fixes[0]["edit"]["changes"][URI]
+               if e["newText"] in ("spmd::convert(", ", tp, spmd::I, spmd::R)")]
+    check(len(inserts) == 2 and
+          all(e["range"]["start"] == e["range"]["end"] for e in inserts),
+          "the quick fix's insertions are empty ranges (nothing replaced)",
+          client)
 
     # An incremental edit (a range) that fixes both errors.
     did_change(client, 2, [{"range": whole_range(BAD_TEXT),
