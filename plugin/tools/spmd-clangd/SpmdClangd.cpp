@@ -793,8 +793,7 @@ SpmdResult Proxy::analyse(llvm::StringRef Uri, const Document &Snapshot,
     R.Diagnostics.push_back(
         toLspDiagnostic(D, Uri, Snapshot, Overlays, R.Actions));
   }
-  const char *PreambleUse[] = {"none", "built", "reused",
-                               "unusable: annotations in headers"};
+  const char *PreambleUse[] = {"none", "built", "reused"};
   log(llvm::formatv("checked {0} (version {1}): {2} SPMD diagnostic(s); "
                     "analysis {3:f1} ms, frontend total {4:f1} ms "
                     "(cpu {5:f1} ms); preamble {6}",
