@@ -29,6 +29,8 @@ PACKAGES=(
   nlohmann-json3-dev
   # formatting
   clang-format
+  # a real LSP client for the editor test (tools.spmd_clangd.neovim)
+  neovim
 )
 
 missing=()

@@ -5,7 +5,7 @@ usage: spmd_clangd_test.py <case> <spmd-clangd> <clangd> <source-dir> <work-dir>
 Cases: diagnostics (merge, related information, quick fixes, edits, stale
 results, shutdown/exit), crash (a crashing analysis is contained),
 clangd_exit (the proxy follows clangd out),
-header_annotations (annotations in headers are never lost to the preamble),
+header_annotations (annotations in headers survive preamble reuse),
 latency (re-checks reuse the preamble; times printed, never asserted),
 robustness (malformed frames and JSON, unknown methods, $/cancelRequest, a
 message nested 40,000 deep, a 40 MB message: the proxy keeps working),
@@ -14,6 +14,8 @@ the latest version is analysed, versions never go back; latency printed),
 memory (80 re-checks that change the include block; memory printed and
 bounded), torch_exit (shutdown + exit during the analysis of a file that
 includes the real <torch/torch.h>: time to exit printed and bounded),
+torch_first_answer (a <torch/torch.h> file with annotations in a user
+header: first answers and re-checks printed; re-checks reuse the preamble),
 help (--spmd-help lists every plugin argument the analysis accepts).
 """
 import json
@@ -165,6 +167,12 @@ def case_diagnostics():
           and any("spmd::convert(" in e["newText"]
                   for e in fixes[0]["edit"]["changes"][URI]),
           "textDocument/codeAction answer carries the quick fix", client)
+    inserts = [e for e in fixes[0]["edit"]["changes"][URI]
+               if e["newText"] in ("spmd::convert(", ", tp, spmd::I, spmd::R)")]
+    check(len(inserts) == 2 and
+          all(e["range"]["start"] == e["range"]["end"] for e in inserts),
+          "the quick fix's insertions are empty ranges (nothing replaced)",
+          client)
 
     # An incremental edit (a range) that fixes both errors.
     did_change(client, 2, [{"range": whole_range(BAD_TEXT),
@@ -241,8 +249,8 @@ def case_clangd_exit():
 
 def case_header_annotations():
     # The annotations of a header are parsed into the checker's own table,
-    # which a precompiled preamble cannot carry: the proxy must not use the
-    # preamble then, or the call-argument error below would be missed.
+    # which Clang does not keep in a precompiled preamble: the proxy keeps
+    # them beside the preamble, so re-checks reuse it and still see them.
     import shutil
     for name in ("annotated.h", "header_user.cpp"):
         shutil.copy(os.path.join(INPUTS, name), SRC)
@@ -261,12 +269,24 @@ def case_header_annotations():
           any(r["location"]["uri"].endswith("/annotated.h")
               for r in d["relatedInformation"]),
           "call-argument found, with a note in the header", client)
-    check("preamble unusable" in client.wait_stderr("(version 1)", TIMEOUT),
-          "the preamble holding annotations is not used", client)
-    # Edit the body (same preamble): still found.
+    check("preamble built" in client.wait_stderr("(version 1)", TIMEOUT),
+          "the preamble holding annotations is built", client)
+    # Edit the body (same preamble): reused, and the error still found with
+    # its note in the header.
     did_change(client, 2, [{"text": text + "// edit\n"}], uri)
     line = client.wait_stderr("(version 2)", TIMEOUT)
-    check("1 SPMD diagnostic" in line, "still found after an edit", client)
+    check("1 SPMD diagnostic" in line and "preamble reused" in line,
+          "still found after an edit, with the preamble reused", client)
+    pub = client.wait_for(
+        lambda m: m.get("method") == "textDocument/publishDiagnostics" and
+        m["params"]["uri"] == uri and m["params"].get("version") == 2 and
+        spmd(m["params"]["diagnostics"]),
+        TIMEOUT, "the call-argument error of version 2")
+    d = spmd(pub["params"]["diagnostics"])[0]
+    check(d["code"] == "call-argument" and
+          any(r["location"]["uri"].endswith("/annotated.h")
+              for r in d["relatedInformation"]),
+          "the reused preamble's annotation gives the same note", client)
     shutdown(client)
 
 
@@ -579,30 +599,44 @@ def case_memory():
     shutdown(client)
 
 
-TORCH_INCLUDE = "/usr/include/torch/csrc/api/include"
+def torch_includes():
+    """The libtorch include directories CMake found (SPMD_TORCH_INCLUDES,
+    colon-separated): a torch case without them fails rather than skips."""
+    dirs = [d for d in os.environ.get("SPMD_TORCH_INCLUDES", "").split(":")
+            if d]
+    check(dirs and all(os.path.isdir(d) for d in dirs),
+          "libtorch headers given by CMake: %s" % dirs)
+    return dirs
 
 
-def case_torch_exit():
-    if not os.path.isdir(TORCH_INCLUDE):
-        print("no libtorch headers at %s: skipped" % TORCH_INCLUDE)
-        return
-    path = os.path.join(SRC, "torch_user.cpp")
-    with open(os.path.join(SOURCE_DIR, "test", "plugin", "RealTorch",
-                           "real_torch_smoke.cpp")) as f:
-        text = f.read()
+def add_torch_document(name, text, extra_includes=()):
+    """Writes <src>/name with \p text and adds its compile command (the
+    libtorch headers as system headers); returns its path."""
+    path = os.path.join(SRC, name)
     with open(path, "w") as f:
         f.write(text)
     cdb = os.path.join(BUILD, "compile_commands.json")
     with open(cdb) as f:
         commands = json.load(f)
-    commands.append({"directory": BUILD, "file": path, "command": " ".join([
-        "/usr/bin/g++", "-std=c++17",
-        "-I" + os.path.join(SOURCE_DIR, "annotations", "include"),
-        "-I" + os.path.join(SOURCE_DIR, "runtime", "include"),
-        "-I" + os.path.join(SOURCE_DIR, "core", "include"),
-        "-isystem", TORCH_INCLUDE, "-c", path])})
+    flags = ["/usr/bin/g++", "-std=c++17",
+             "-I" + os.path.join(SOURCE_DIR, "annotations", "include"),
+             "-I" + os.path.join(SOURCE_DIR, "runtime", "include"),
+             "-I" + os.path.join(SOURCE_DIR, "core", "include")]
+    flags += ["-I" + d for d in extra_includes]
+    for d in torch_includes():
+        flags += ["-isystem", d]
+    commands.append({"directory": BUILD, "file": path,
+                     "command": " ".join(flags + ["-c", path])})
     with open(cdb, "w") as f:
         json.dump(commands, f)
+    return path
+
+
+def case_torch_exit():
+    with open(os.path.join(SOURCE_DIR, "test", "plugin", "RealTorch",
+                           "real_torch_smoke.cpp")) as f:
+        text = f.read()
+    path = add_torch_document("torch_user.cpp", text)
     client = start()
     uri = "file://" + path
     client.notify("textDocument/didOpen", {"textDocument": {
@@ -619,6 +653,65 @@ def case_torch_exit():
           "proxy exited in %.2f s with status %d" % (took, code))
     check(code == 0, "status 0 after shutdown + exit", client)
     check(took < 10, "exit within 10 s (was 38 s)", client)
+
+
+def case_torch_first_answer():
+    # A file including <torch/torch.h> through a user header that carries
+    # SPMD annotations: the first answers (clangd's own diagnostic, then the
+    # SPMD one) and re-checks, which must reuse the preamble and still see
+    # the header's annotations. Times are printed, never asserted.
+    inputs = os.path.join(os.path.dirname(INPUTS), "torch")
+    import shutil
+    shutil.copy(os.path.join(inputs, "tp_layers.h"), SRC)
+    text = open(os.path.join(inputs, "tp_user.cpp")).read()
+    path = add_torch_document("tp_user.cpp", text)
+    cdb = os.path.join(BUILD, "compile_commands.json")
+    with open(cdb) as f:
+        commands = json.load(f)
+    commands[-1]["command"] = commands[-1]["command"].replace(
+        "-std=c++17", "-std=c++17 -Wall")
+    with open(cdb, "w") as f:
+        json.dump(commands, f)
+    uri = "file://" + path
+    client = start()
+    t0 = time.monotonic()
+    client.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "cpp", "version": 1, "text": text}})
+    first_own = first_spmd = None
+    deadline = t0 + 3 * TIMEOUT
+    while first_spmd is None and time.monotonic() < deadline:
+        m = client.wait_for(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and
+            m["params"]["uri"] == uri, TIMEOUT, "diagnostics of the file")
+        diags = m["params"]["diagnostics"]
+        if clangd_own(diags) and first_own is None:
+            first_own = time.monotonic() - t0
+        if spmd(diags):
+            first_spmd = time.monotonic() - t0
+            found = spmd(diags)
+    check(first_spmd is not None and
+          [d["code"] for d in found] == ["call-argument"],
+          "the call-argument error through the header's annotation", client)
+    check("preamble built" in client.wait_stderr("(version 1)", TIMEOUT),
+          "the preamble is built", client)
+    rechecks = []
+    for v in range(2, 5):
+        text += "// edit %d\n" % v
+        t = time.monotonic()
+        did_change(client, v, [{"text": text}], uri)
+        line = client.wait_stderr("(version %d)" % v, TIMEOUT)
+        rechecks.append(time.monotonic() - t)
+        check("preamble reused" in line and "1 SPMD diagnostic" in line,
+              "re-check %d reuses the preamble and keeps the error" % v,
+              client)
+    shutdown(client)
+    print("first diagnostic of a <torch/torch.h> file: clangd's own %.1f s, "
+          "spmd-check's %.1f s (%.2fx); re-checks %s s" % (
+              first_own or -1, first_spmd,
+              first_spmd / first_own if first_own else -1,
+              ", ".join("%.2f" % r for r in rechecks)))
+    for line in checked_lines(client):
+        print(line)
 
 
 def plugin_arguments(program, prefix):

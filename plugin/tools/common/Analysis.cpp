@@ -106,23 +106,60 @@ private:
   ASTContext *Ctx = nullptr;
 };
 
+/// Gives the checker the annotations parsed while the preamble was built
+/// (Clang keeps nothing of a plugin attribute in a precompiled preamble, as
+/// in any AST file): the preamble's declarations find their entries by
+/// location on first lookup, as with a PCH's annotations file.
+class PreambleAnnotationsConsumer : public ASTConsumer {
+public:
+  PreambleAnnotationsConsumer(std::unique_ptr<ASTConsumer> Inner,
+                              const std::string &Annotations)
+      : Inner(std::move(Inner)), Annotations(Annotations) {}
+  void Initialize(ASTContext &Ctx) override { Inner->Initialize(Ctx); }
+  bool HandleTopLevelDecl(DeclGroupRef D) override {
+    return Inner->HandleTopLevelDecl(D);
+  }
+  void HandleTranslationUnit(ASTContext &Ctx) override {
+    std::string Err;
+    // Written by this process from the same preamble: it reads back.
+    bool Read = plugin::AnnotationTable::get(Ctx).read(
+        Annotations, Ctx.getSourceManager(), Err);
+    assert(Read && "the preamble's annotations do not read back");
+    (void)Read;
+    Inner->HandleTranslationUnit(Ctx);
+  }
+
+private:
+  std::unique_ptr<ASTConsumer> Inner;
+  const std::string &Annotations;
+};
+
 class SpmdAction : public ASTFrontendAction {
 public:
+  /// \p PreambleAnnotations: the annotations file text of the preamble this
+  /// parse uses, if any.
   SpmdAction(plugin::Options Opts, double *AnalysisMs,
-             const std::atomic<bool> *Cancelled)
-      : Opts(std::move(Opts)), AnalysisMs(AnalysisMs), Cancelled(Cancelled) {}
+             const std::atomic<bool> *Cancelled,
+             const std::string *PreambleAnnotations = nullptr)
+      : Opts(std::move(Opts)), AnalysisMs(AnalysisMs), Cancelled(Cancelled),
+        PreambleAnnotations(PreambleAnnotations) {}
 
 protected:
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
                                                  llvm::StringRef) override {
-    return std::make_unique<TimedConsumer>(
-        plugin::createSPMDCheckConsumer(Opts), AnalysisMs, Cancelled);
+    std::unique_ptr<ASTConsumer> Check = plugin::createSPMDCheckConsumer(Opts);
+    if (PreambleAnnotations && !PreambleAnnotations->empty())
+      Check = std::make_unique<PreambleAnnotationsConsumer>(
+          std::move(Check), *PreambleAnnotations);
+    return std::make_unique<TimedConsumer>(std::move(Check), AnalysisMs,
+                                           Cancelled);
   }
 
 private:
   plugin::Options Opts;
   double *AnalysisMs;
   const std::atomic<bool> *Cancelled;
+  const std::string *PreambleAnnotations;
 };
 
 /// A file system that stops serving files once the run is cancelled: the
@@ -158,13 +195,19 @@ bool hasArgument(const CommandLineArguments &Args, llvm::StringRef Name) {
   return false;
 }
 
-/// Notes whether any SPMD annotation was parsed while building a preamble.
+/// Keeps the SPMD annotations parsed while building a preamble, in the
+/// annotations file format (keyed by file, line and column).
 class AnnotationProbe : public PreambleCallbacks {
 public:
   void AfterExecute(CompilerInstance &CI) override {
     if (!CI.hasASTContext())
       return;
-    Annotated = !plugin::AnnotationTable::get(CI.getASTContext()).empty();
+    const plugin::AnnotationTable &Table =
+        plugin::AnnotationTable::get(CI.getASTContext());
+    if (!Table.empty()) {
+      llvm::raw_string_ostream OS(Annotations);
+      Table.write(OS, CI.getSourceManager());
+    }
     plugin::AnnotationTable::release(CI.getASTContext());
   }
   AnnotationProbe(bool SkipSystemBodies, const std::atomic<bool> *Cancelled)
@@ -180,7 +223,7 @@ public:
             D->getASTContext().getSourceManager().isInSystemHeader(
                 D->getLocation()));
   }
-  bool Annotated = false;
+  std::string Annotations;
 
 private:
   bool SkipSystemBodies;
@@ -283,7 +326,8 @@ void initializeAnalysis() {
 struct PreambleCache::State {
   std::optional<PrecompiledPreamble> Preamble;
   CommandLineArguments Args; ///< the command it was built for
-  bool Usable = false;       ///< no annotation was parsed in it
+  /// The SPMD annotations parsed in it (annotations file format).
+  std::string Annotations;
 };
 
 PreambleCache::PreambleCache() : S(std::make_unique<State>()) {}
@@ -352,12 +396,8 @@ runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
       return std::nullopt;
     Cache.Preamble.emplace(std::move(*Built));
     Cache.Args = Args;
-    Cache.Usable = !Probe.Annotated;
+    Cache.Annotations = std::move(Probe.Annotations);
     Use = AnalysisTiming::PreambleUse::Built;
-  }
-  if (!Cache.Usable) {
-    Use = AnalysisTiming::PreambleUse::Unusable;
-    return std::nullopt;
   }
 
   llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> VFS = FS;
@@ -368,7 +408,7 @@ runWithPreamble(const CommandLineArguments &Args, const plugin::Options &Opts,
   Clang.createDiagnostics(&Consumer, /*ShouldOwnClient=*/false);
   Clang.createFileManager(VFS);
   Clang.createSourceManager(Clang.getFileManager());
-  SpmdAction Action(Opts, AnalysisMs, Cancelled);
+  SpmdAction Action(Opts, AnalysisMs, Cancelled, &Cache.Annotations);
   return Clang.ExecuteAction(Action);
 }
 

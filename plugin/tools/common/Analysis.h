@@ -49,12 +49,7 @@ struct AnalysisTiming {
   /// proper, after parsing).
   double AnalysisMs = 0;
   /// With a PreambleCache: what happened to the preamble.
-  enum class PreambleUse {
-    None,
-    Built,
-    Reused,
-    Unusable
-  } Preamble = PreambleUse::None;
+  enum class PreambleUse { None, Built, Reused } Preamble = PreambleUse::None;
   /// The run was cancelled (its diagnostics are incomplete).
   bool Cancelled = false;
 };

@@ -232,8 +232,11 @@ private:
   json::Object quickFix(const std::string &Title,
                         const std::vector<FixIt> &Fixes, bool Preferred,
                         llvm::StringRef Uri, const Document &Snapshot) const;
+  /// The LSP range of [Begin, End). A point (\p End invalid or equal to
+  /// \p Begin) covers the identifier there, as clangd does for diagnostics,
+  /// unless \p Exact: a fix-it's insertion stays an empty range.
   json::Value toLspRange(const Position &Begin, const Position &End,
-                         llvm::StringRef Text) const;
+                         llvm::StringRef Text, bool Exact = false) const;
   void logToClient(int Type, const llvm::Twine &Message);
   /// Answers an invalid message from the editor with "invalid request"
   /// (id null) instead of relaying it.
@@ -610,13 +613,15 @@ void Proxy::serverLoop() {
 }
 
 json::Value Proxy::toLspRange(const Position &Begin, const Position &End,
-                              llvm::StringRef Text) const {
+                              llvm::StringRef Text, bool Exact) const {
   auto Pos = [&](const Position &P, int64_t Extra) {
     return json::Object{{"line", static_cast<int64_t>(P.Line) - 1},
                         {"character", characterOf(P, Encoding) + Extra}};
   };
   if (End.isValid() && (End.Line != Begin.Line || End.Column != Begin.Column))
     return json::Object{{"start", Pos(Begin, 0)}, {"end", Pos(End, 0)}};
+  if (Exact)
+    return json::Object{{"start", Pos(Begin, 0)}, {"end", Pos(Begin, 0)}};
   // A point: cover the identifier (or character) there, as clangd does.
   size_t Off =
       offsetOf(Text, Begin.Line - 1, Begin.Column - 1, OffsetEncoding::UTF8);
@@ -706,7 +711,8 @@ json::Object Proxy::quickFix(const std::string &Title,
   for (const FixIt &F : Fixes) {
     bool Main = F.File == Snapshot.Path;
     Edits[Main ? Uri.str() : fileUri(F.File)].push_back(json::Object{
-        {"range", toLspRange(F.Where.Begin, F.Where.End, Snapshot.Text)},
+        {"range", toLspRange(F.Where.Begin, F.Where.End, Snapshot.Text,
+                             /*Exact=*/true)},
         {"newText", F.Replacement}});
   }
   json::Object Changes;
@@ -787,8 +793,7 @@ SpmdResult Proxy::analyse(llvm::StringRef Uri, const Document &Snapshot,
     R.Diagnostics.push_back(
         toLspDiagnostic(D, Uri, Snapshot, Overlays, R.Actions));
   }
-  const char *PreambleUse[] = {"none", "built", "reused",
-                               "unusable: annotations in headers"};
+  const char *PreambleUse[] = {"none", "built", "reused"};
   log(llvm::formatv("checked {0} (version {1}): {2} SPMD diagnostic(s); "
                     "analysis {3:f1} ms, frontend total {4:f1} ms "
                     "(cpu {5:f1} ms); preamble {6}",
