@@ -150,7 +150,7 @@ MUTANTS = [
          replacement="""      masked_input = input_.clone();""",
          desc="global ids used as local rows (no - vocab_start_index)",
          typeable=False, predicted="missed", expected="missed"),
-    dict(id="column_bias_after_gather_sp", file="layers.cpp",
+    dict(id="column_sp_gather_to_invariant", file="layers.cpp",
          original="""  Tensor total_input = spmd::all_gather(input, tp, S(0), R);""",
          replacement="""  Tensor total_input = spmd::all_gather(input, tp, S(0), I);""",
          desc="sequence gather to I: the column input's gradient is not "
