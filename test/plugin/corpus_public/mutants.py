@@ -13,6 +13,8 @@ PROVENANCE.md and in each file's header:
   ColumnParallelLinear and RowParallelLinear with gather_output,
   input_is_parallel, skip_bias_add, sequence_parallel_enabled and the
   async gradient all-reduce, the linear's backward written out).
+* cross_entropy.cpp: NVIDIA/apex tensor_parallel/cross_entropy.py
+  (ported): the vocab-parallel cross entropy's forward.
 * dist_mnist.cpp: pytorch/examples cpp/distributed/dist-mnist.cpp (real
   libtorch C++): data parallelism with a c10d process group, gradients
   all-reduced and averaged after backward.
@@ -303,6 +305,50 @@ MUTANTS = [
          replacement="""  auto prediction = model.forward(spmd::all_gather(ip, dp, S(0), R));""",
          desc="every rank trains on the whole batch",
          typeable=True, predicted="caught", expected="caught"),
+    # ---- cross_entropy.cpp (apex tensor_parallel/cross_entropy.py) ----
+    dict(id="ce_max_not_gathered", file="cross_entropy.cpp",
+         original="""  Tensor logits_max = spmd::all_gather(local_logits_max(vocab_parallel_logits),
+                                       tp, S(-1), R)""",
+         replacement="""  Tensor logits_max = local_logits_max(vocab_parallel_logits)
+                                       /* no all-reduce MAX */""",
+         desc="each rank subtracts its own maximum (the all-reduce MAX "
+              "forgotten)",
+         typeable=True, predicted="caught", expected="elsewhere"),
+    dict(id="ce_predicted_not_reduced", file="cross_entropy.cpp",
+         original="""  predicted_logits = spmd::all_reduce(predicted_logits, tp, P, R);""",
+         replacement="""  predicted_logits = predicted_logits * 1;""",
+         at="""  Tensor loss = sum_exp_logits.log() - predicted_logits;""",
+         desc="the predicted logit's all-reduce forgotten",
+         typeable=True, predicted="caught", expected="caught"),
+    dict(id="ce_sum_exp_not_reduced", file="cross_entropy.cpp",
+         original="""  sum_exp_logits = spmd::all_reduce(sum_exp_logits, tp, P, R);""",
+         replacement="""  sum_exp_logits = sum_exp_logits * 1;""",
+         at="""  Tensor loss = sum_exp_logits.log() - predicted_logits;""",
+         desc="the log of this rank's partial sum of exponentials",
+         typeable=True, predicted="caught", expected="caught"),
+    dict(id="ce_sum_exp_wrong_dim", file="cross_entropy.cpp",
+         original="""  Tensor sum_exp_logits = exp_logits.sum({-1});""",
+         replacement="""  Tensor sum_exp_logits = exp_logits.sum({0});""",
+         at="""  sum_exp_logits = spmd::all_reduce(sum_exp_logits, tp, P, R);""",
+         desc="exponentials summed over the sequence, not the vocabulary",
+         typeable=True, predicted="caught", expected="caught"),
+    dict(id="ce_target_mask_not_applied", file="cross_entropy.cpp",
+         original="""  predicted_logits.masked_fill_(target_mask, 0.0);""",
+         replacement="""  (void)target_mask;""",
+         desc="logits of targets outside this rank's slice not zeroed "
+              "before the sum (inside the local region)",
+         typeable=True, predicted="missed", expected="missed"),
+    dict(id="ce_reduce_wrong_axis", file="cross_entropy.cpp",
+         original="""  predicted_logits = spmd::all_reduce(predicted_logits, tp, P, R);""",
+         replacement="""  predicted_logits = spmd::all_reduce(predicted_logits, dp, P, R);""",
+         desc="the predicted logit all-reduced over dp instead of tp",
+         typeable=True, predicted="elsewhere", expected="elsewhere"),
+    dict(id="ce_softmax_local_sum", file="cross_entropy.cpp",
+         original="""  exp_logits.div_(sum_exp_logits.unsqueeze(-1));""",
+         replacement="""  exp_logits.div_(exp_logits.sum({-1}).unsqueeze(-1));""",
+         desc="softmax normalised by this rank's partial sum",
+         typeable=True, predicted="caught", expected="caught"),
+
 ]
 
 # The first tries' errors: each is correct code rejected (docs/design/
