@@ -4,11 +4,16 @@
 // module file, so the annotations parsed while one is built would be lost to
 // the compilations that load it. The compilation that writes an AST file
 // writes its AnnotationTable beside it (`<file>.spmd-annotations`, one line
-// per entry), and the compilations that load the AST file read it back;
-// a declaration loaded from the AST file finds its entries by kind, file,
-// line and column on first lookup.
+// per entry, written to a temporary file and renamed), and the compilations
+// that load the AST file read it back; a declaration loaded from the AST file
+// finds its entries by its key on first lookup.
 //
-// Line format (tab-separated): kind, file, line, column, then one of
+// File format: the line "spmd-check-annotations 2", the line
+// "source<TAB><canonical path of the AST file's source>", the entries, and
+// the line "end <number of entries>" (a file without it was cut short).
+// Entry format (tab-separated): kind, canonical file, line, column of the
+// expansion position; for a declaration a macro generated, then "m", file,
+// line, column of the spelling position at each macro level; then one of
 //   T <axis>=<type>[,<axis>=<type>...]   [[spmd::type]] (core's spelling)
 //   M <axis>[,<axis>...]                 [[spmd::mesh]]
 //   O <nonlinear|linear|multilinear>     [[spmd::op]]
@@ -25,6 +30,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Serialization/ASTReader.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -36,17 +42,49 @@ namespace spmd::plugin {
 
 namespace {
 
-/// "kind:file:line:col" of a location, or "" when it is not in a file.
+/// The first line of an annotations file: its format and version.
+constexpr llvm::StringLiteral FileHeader = "spmd-check-annotations 2";
+/// The last line is FileTrailer followed by the number of entries: a file
+/// without it was cut short.
+constexpr llvm::StringLiteral FileTrailer = "end ";
+
+/// "file<TAB>line<TAB>col" of a file location; the file is named by its
+/// canonical (absolute, symlink-free) path, so that a header compiled by a
+/// relative path and read back through the AST file's absolute one agree.
+void appendFilePosition(std::string &Out, SourceLocation Loc,
+                        const SourceManager &SM) {
+  PresumedLoc P = SM.getPresumedLoc(Loc, /*UseLineDirectives=*/false);
+  if (P.isInvalid())
+    return;
+  llvm::StringRef Name = P.getFilename();
+  if (OptionalFileEntryRef F = SM.getFileEntryRefForID(SM.getFileID(Loc)))
+    Name = SM.getFileManager().getCanonicalName(*F);
+  Out += Name;
+  Out +=
+      "\t" + std::to_string(P.getLine()) + "\t" + std::to_string(P.getColumn());
+}
+
+/// The key of a declaration in an annotations file: its kind and the file
+/// position it was expanded at, then, for a declaration a macro generated,
+/// the spelling position of each macro level down to the name's own
+/// spelling. Declarations one macro expansion generates thereby get keys of
+/// their own. "" when the location is not in a file.
 std::string stableKey(unsigned Kind, SourceLocation Loc,
                       const SourceManager &SM) {
   if (Loc.isInvalid())
     return {};
-  PresumedLoc P = SM.getPresumedLoc(SM.getFileLoc(Loc),
-                                    /*UseLineDirectives=*/false);
-  if (P.isInvalid())
+  std::string Key = std::to_string(Kind) + "\t";
+  size_t Before = Key.size();
+  appendFilePosition(Key, SM.getFileLoc(Loc), SM);
+  if (Key.size() == Before)
     return {};
-  return std::to_string(Kind) + ":" + P.getFilename() + ":" +
-         std::to_string(P.getLine()) + ":" + std::to_string(P.getColumn());
+  // Bounded by the macro nesting depth (Clang limits it).
+  for (SourceLocation L = Loc; L.isMacroID();
+       L = SM.getImmediateMacroCallerLoc(L)) {
+    Key += "\tm\t";
+    appendFilePosition(Key, SM.getSpellingLoc(L), SM);
+  }
+  return Key;
 }
 
 } // namespace
@@ -62,16 +100,8 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
   auto Add = [&](const Key &K, const std::string &Payload) {
     std::string Where =
         stableKey(K.first, SourceLocation::getFromRawEncoding(K.second), SM);
-    if (Where.empty())
-      return;
-    // stableKey's ':' separators become tabs; a file name may hold ':'.
-    size_t Kind = Where.find(':');
-    size_t Col = Where.rfind(':');
-    size_t Line = Where.rfind(':', Col - 1);
-    Lines.push_back(Where.substr(0, Kind) + "\t" +
-                    Where.substr(Kind + 1, Line - Kind - 1) + "\t" +
-                    Where.substr(Line + 1, Col - Line - 1) + "\t" +
-                    Where.substr(Col + 1) + "\t" + Payload);
+    if (!Where.empty())
+      Lines.push_back(Where + "\t" + Payload);
   };
   for (const auto &[K, A] : Types) {
     std::string P = "T ";
@@ -95,32 +125,97 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
     if (L)
       Add(K, LocalInfer.lookup(K) ? "L infer" : "L");
   llvm::sort(Lines);
+  Lines.erase(std::unique(Lines.begin(), Lines.end()), Lines.end());
+  OS << FileHeader << "\n";
+  std::string Source;
+  if (OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID()))
+    Source = SM.getFileManager().getCanonicalName(*Main).str();
+  OS << "source\t" << Source << "\n";
   for (const std::string &L : Lines)
     OS << L << "\n";
+  OS << FileTrailer << Lines.size() << "\n";
 }
 
 bool AnnotationTable::read(llvm::StringRef Text, const SourceManager &SM,
-                           std::string &Err) {
-  ImportSM = &SM;
-  unsigned LineNo = 0;
-  while (!Text.empty()) {
-    auto [Line, Rest] = Text.split('\n');
-    Text = Rest;
+                           llvm::StringRef ExpectedSource, std::string &Err) {
+  if (Text.empty()) {
+    Err = "the file is empty";
+    return false;
+  }
+  auto [First, Body] = Text.split('\n');
+  if (First != FileHeader) {
+    Err = "it is not an annotations file of this version of spmd-check "
+          "(its first line is '" +
+          First.take_front(60).str() + "', expected '" + FileHeader.str() +
+          "')";
+    return false;
+  }
+  // The trailer: the last line, "end <entries>".
+  llvm::StringRef Trimmed = Body;
+  if (!Trimmed.consume_back("\n")) {
+    Err = "the file is cut short (no final line)";
+    return false;
+  }
+  size_t LastNL = Trimmed.rfind('\n');
+  llvm::StringRef Last = LastNL == llvm::StringRef::npos
+                             ? Trimmed
+                             : Trimmed.drop_front(LastNL + 1);
+  unsigned Count = 0;
+  if (!Last.consume_front(FileTrailer) || Last.getAsInteger(10, Count)) {
+    Err = "the file is cut short (no 'end' line)";
+    return false;
+  }
+  Body = LastNL == llvm::StringRef::npos ? llvm::StringRef()
+                                         : Trimmed.take_front(LastNL);
+  llvm::StringMap<llvm::SmallVector<std::string, 1>> Read;
+  unsigned LineNo = 1, Entries = 0;
+  while (!Body.empty()) {
+    auto [Line, Rest] = Body.split('\n');
+    Body = Rest;
     ++LineNo;
-    if (Line.empty())
+    if (LineNo == 2) {
+      llvm::StringRef Source = Line;
+      if (!Source.consume_front("source\t")) {
+        Err = "line 2 is not the 'source' line";
+        return false;
+      }
+      if (!ExpectedSource.empty() && !Source.empty() &&
+          Source != ExpectedSource) {
+        Err = "it was written for '" + Source.str() +
+              "', not for this AST file's '" + ExpectedSource.str() +
+              "' (two builds wrote the same output?)";
+        return false;
+      }
       continue;
-    llvm::SmallVector<llvm::StringRef, 5> F;
+    }
+    // kind, file, line, col, then "m", file, line, col per macro level,
+    // then the payload.
+    llvm::SmallVector<llvm::StringRef, 8> F;
     Line.split(F, '\t');
     unsigned Dummy;
-    if (F.size() != 5 || F[0].getAsInteger(10, Dummy) ||
-        F[2].getAsInteger(10, Dummy) || F[3].getAsInteger(10, Dummy) ||
-        F[4].empty() || !llvm::StringRef("TMOUAL").contains(F[4].front())) {
+    bool Ok = F.size() >= 5 && (F.size() - 5) % 4 == 0 &&
+              !F[0].getAsInteger(10, Dummy) && !F.back().empty() &&
+              llvm::StringRef("TMOUAKL").contains(F.back().front());
+    for (size_t I = 1; Ok && I + 1 < F.size(); I += 4)
+      Ok = (I == 1 || F[I - 1] == "m") && !F[I + 1].getAsInteger(10, Dummy) &&
+           !F[I + 2].getAsInteger(10, Dummy);
+    if (!Ok) {
       Err = "line " + std::to_string(LineNo) + " is malformed";
       return false;
     }
-    Imported[(F[0] + ":" + F[1] + ":" + F[2] + ":" + F[3]).str()].push_back(
-        F[4].str());
+    Read[Line.take_front(Line.size() - F.back().size() - 1)].push_back(
+        F.back().str());
+    ++Entries;
   }
+  if (LineNo < 2 || Entries != Count) {
+    Err = "the file is cut short (" + std::to_string(Entries) + " of " +
+          std::to_string(Count) + " entries)";
+    return false;
+  }
+  ImportSM = &SM;
+  for (auto &E : Read)
+    for (std::string &Payload : E.getValue())
+      Imported[E.getKey()].push_back(std::move(Payload));
   return true;
 }
 
@@ -258,8 +353,18 @@ private:
         Missing.push_back(MF.FileName);
         continue;
       }
+      std::string Expected;
+      if (!MF.OriginalSourceFileName.empty()) {
+        FileManager &FM = Ctx.getSourceManager().getFileManager();
+        if (llvm::Expected<FileEntryRef> F =
+                FM.getFileRef(MF.OriginalSourceFileName))
+          Expected = FM.getCanonicalName(*F).str();
+        else
+          llvm::consumeError(F.takeError());
+      }
       std::string Err;
-      if (!Table.read((*Buf)->getBuffer(), Ctx.getSourceManager(), Err))
+      if (!Table.read((*Buf)->getBuffer(), Ctx.getSourceManager(), Expected,
+                      Err))
         warn(Ctx, "cannot read the SPMD annotations of '" + MF.FileName +
                       "' from '" + Path + "': " + Err +
                       "; rebuild it with the spmd-check plugin loaded");
@@ -272,17 +377,41 @@ private:
                     "(-fplugin=spmd-check.so)");
   }
 
+  /// Writes the annotations file atomically: into a temporary file in the
+  /// same directory, renamed over the old one once complete, so that a
+  /// reader sees the old file or the new one, never a part, and concurrent
+  /// writers leave one whole file. Any failure (a full disk included) is a
+  /// warning; the old file is then removed rather than left stale.
   void writeFor(ASTContext &Ctx, const AnnotationTable &Table) {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(AnnotationTable::annotationsFileFor(WriteTo), EC,
-                            llvm::sys::fs::OF_Text);
-    if (EC) {
-      warn(Ctx, "cannot write the SPMD annotations of '" + WriteTo +
-                    "': " + EC.message() +
+    std::string Path = AnnotationTable::annotationsFileFor(WriteTo);
+    auto Fail = [&](const std::string &Why) {
+      llvm::sys::fs::remove(Path);
+      warn(Ctx, "cannot write the SPMD annotations of '" + WriteTo + "' to '" +
+                    Path + "': " + Why +
                     "; compilations that load it will not see them");
+    };
+    int FD = -1;
+    llvm::SmallString<256> Tmp;
+    if (std::error_code EC = llvm::sys::fs::createUniqueFile(
+            Path + "-%%%%%%%%.tmp", FD, Tmp, llvm::sys::fs::OF_Text)) {
+      Fail(EC.message());
       return;
     }
-    Table.write(OS, Ctx.getSourceManager());
+    {
+      llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
+      Table.write(OS, Ctx.getSourceManager());
+      OS.close();
+      if (std::error_code EC = OS.error()) {
+        OS.clear_error(); // reported here, not as a fatal error
+        llvm::sys::fs::remove(Tmp);
+        Fail(EC.message());
+        return;
+      }
+    }
+    if (std::error_code EC = llvm::sys::fs::rename(Tmp, Path)) {
+      llvm::sys::fs::remove(Tmp);
+      Fail(EC.message());
+    }
   }
 
   Options Opts;

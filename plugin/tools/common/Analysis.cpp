@@ -123,7 +123,7 @@ public:
     std::string Err;
     // Written by this process from the same preamble: it reads back.
     bool Read = plugin::AnnotationTable::get(Ctx).read(
-        Annotations, Ctx.getSourceManager(), Err);
+        Annotations, Ctx.getSourceManager(), /*ExpectedSource=*/"", Err);
     assert(Read && "the preamble's annotations do not read back");
     (void)Read;
     Inner->HandleTranslationUnit(Ctx);

@@ -160,15 +160,23 @@ public:
   /// Precompiled headers and modules: Clang does not keep plugin attributes
   /// in an AST file, so the table of the compilation that writes one is
   /// saved beside it (annotationsFileFor) and read back by the compilations
-  /// that load it. Declarations are identified by kind, file, line and
-  /// column, the same on both sides.
+  /// that load it. Declarations are identified by kind, canonical file,
+  /// line and column, plus the spelling position of each macro level for a
+  /// declaration a macro generated: the same on both sides, and distinct for
+  /// the declarations of one macro expansion.
   ///
-  /// Writes the entries declared in files (not the main file's own locals).
+  /// Writes the entries declared in files (not the main file's own locals),
+  /// between a version line and an "end <count>" line, with the canonical
+  /// path of the main file (the AST file's source).
   void write(llvm::raw_ostream &OS, const clang::SourceManager &SM) const;
   /// Adds the entries written by write(); looked up lazily for declarations
-  /// loaded from an AST file. False (with \p Err) for a malformed file.
+  /// loaded from an AST file. False (with \p Err naming the problem, and
+  /// nothing added) for an empty file, another version's file, a file cut
+  /// short, a malformed line, or a file written for a source other than
+  /// \p ExpectedSource (the AST file's canonical source path; "" accepts
+  /// any).
   bool read(llvm::StringRef Text, const clang::SourceManager &SM,
-            std::string &Err);
+            llvm::StringRef ExpectedSource, std::string &Err);
   /// The annotations file kept beside the AST file \p ASTFile.
   static std::string annotationsFileFor(llvm::StringRef ASTFile);
 
