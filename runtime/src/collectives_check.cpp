@@ -30,7 +30,7 @@ detail::Exchange exchange_of(const Tensor& x, const Plan& p) {
       // Into one flat buffer: no per-rank views of it to build.
       Tensor flat = at::empty({p.n * in.numel()}, in.options());
       wait(p, "allgather (consistency check)",
-           [&] { return p.pg->_allgather_base(flat, in); });
+           [&] { return compat::all_gather_single(*p.pg, flat, in); });
       return flat.view({p.n, in.numel()});
     }
     Tensor out = at::empty({p.n, in.numel()}, in.options());
