@@ -5,6 +5,7 @@
 #include <spmd/errors.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include "call_check.h"
@@ -19,6 +20,12 @@ detail::CallSite site_of(const Plan& p) {
 }
 
 // The all-gather of a small int64 row that the checks exchange.
+//
+// On Gloo it is an all-to-all of n copies of the row: Gloo's all-gather is
+// a ring (n - 1 messages one after the other, each waiting for the one
+// before), its all-to-all posts every send and receive at once, so the
+// check costs one message latency instead of n - 1 (the same bytes). The
+// latency is what the check adds to a collective of 1 MiB or more.
 detail::Exchange exchange_of(const Tensor& x, const Plan& p) {
   return [&x, &p](const Tensor& row) {
     // NCCL groups carry CUDA tensors only.
@@ -26,12 +33,27 @@ detail::Exchange exchange_of(const Tensor& x, const Plan& p) {
         p.pg->getBackendType() == c10d::ProcessGroup::BackendType::NCCL;
     Tensor in =
         nccl ? row.to(x.is_cuda() ? x.device() : at::Device(at::kCUDA)) : row;
+    if (!nccl && in.dim() == 2) {  // row k to rank k
+      Tensor recv = at::empty_like(in);
+      std::vector<int64_t> equal;
+      wait(p, "all_to_all_single (consistency check)", [&] {
+        return compat::all_to_all_single(*p.pg, recv, in, equal, equal);
+      });
+      return recv;
+    }
     if (!nccl) {
-      // Into one flat buffer: no per-rank views of it to build.
-      Tensor flat = at::empty({p.n * in.numel()}, in.options());
-      wait(p, "allgather (consistency check)",
-           [&] { return compat::all_gather_single(*p.pg, flat, in); });
-      return flat.view({p.n, in.numel()});
+      const int64_t len = in.numel();
+      Tensor send = at::empty({p.n, len}, in.options());
+      const auto* words = in.const_data_ptr<int64_t>();
+      auto* out_words = send.mutable_data_ptr<int64_t>();
+      for (int64_t s = 0; s < p.n; ++s)
+        std::memcpy(out_words + s * len, words, len * sizeof(int64_t));
+      Tensor recv = at::empty({p.n, len}, in.options());
+      std::vector<int64_t> equal;  // empty: n equal blocks
+      wait(p, "all_to_all_single (consistency check)", [&] {
+        return compat::all_to_all_single(*p.pg, recv, send, equal, equal);
+      });
+      return recv;
     }
     Tensor out = at::empty({p.n, in.numel()}, in.options());
     std::vector<std::vector<Tensor>> outs{out.unbind(0)};
@@ -188,9 +210,13 @@ std::vector<int64_t> preflight(const Tensor& x, const Plan& p, int64_t wanted,
     auto exchange = exchange_of(x, p);
     const int64_t room = InlineRoom::get(p.pg);
     Tensor payload;
-    if (wanted >= 0 && wanted <= room && gathered) payload = x.contiguous();
+    // all_to_all: block k of x goes to rank k (inline_candidate: dim 0).
+    const bool per_destination = c.op == Collective::AllToAll;
+    if (wanted >= 0 && wanted <= room && gathered)
+      payload =
+          per_destination ? x.contiguous().view({p.n, -1}) : x.contiguous();
     extents = detail::check_signatures(sig, site_of(p), exchange, room, payload,
-                                       gathered);
+                                       gathered, per_destination);
     // Every rank passed the same check: the next message's room follows.
     const int64_t next = detail::grown_room(room, wanted, p.n);
     if (next != room) InlineRoom::set(p.pg, next);
@@ -246,6 +272,18 @@ int64_t inline_candidate(const Tensor& x, const Plan& p) {
       if (d < -x.dim() || d >= x.dim()) return -1;
       return x.size(d < 0 ? d + x.dim() : d) == p.n ? bytes : -1;
     }
+    case Collective::AllToAll: {
+      // Even blocks of dim 0 exchanged in place: the kernel's exchange
+      // with split and concat dim 0 (each destination's block counts).
+      if (!c.input_split_sizes.empty() || !c.output_split_sizes.empty() ||
+          x.dim() == 0 || c.split_dim || c.concat_dim)
+        return -1;
+      const core::AllToAllDims dims = core::all_to_all_dims(c);
+      if (dims.split != 0 || dims.concat != 0) return -1;
+      const bool stack = !c.src.is_shard() && !c.dst.is_shard();
+      if (stack ? x.size(0) != p.n : x.size(0) % p.n != 0) return -1;
+      return bytes / p.n;
+    }
     default:
       return -1;
   }
@@ -255,6 +293,10 @@ int64_t inline_candidate(const Tensor& x, const Plan& p) {
 // holds every rank's x ([n, x.numel()], row s from rank s). Every rank
 // computes from the same rows what the communicating kernel gives.
 Tensor from_rows(const Tensor& x, const Tensor& rows, const Plan& p) {
+  // all_to_all: row s is the block rank s sent here, the exchange's result
+  // (a fresh tensor, not a view of the message).
+  if (p.call.op == Collective::AllToAll)
+    return rows.contiguous().view(x.sizes());
   std::vector<int64_t> shape{p.n};
   shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
   Tensor stacked = rows.view(shape);  // [n, *x.shape], as gather_stacked

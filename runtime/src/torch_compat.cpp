@@ -55,35 +55,6 @@ c10::intrusive_ptr<c10d::Work> all_to_all_single(
   return all_to_all_single_impl(pg, output, input, output_splits, input_splits);
 }
 
-namespace {
-
-template <class PG, class = void>
-struct HasAllGatherSingle : std::false_type {};
-template <class PG>
-struct HasAllGatherSingle<
-    PG, std::void_t<decltype(std::declval<PG&>().all_gather_single(
-            std::declval<at::Tensor&>(), std::declval<at::Tensor&>()))>>
-    : std::true_type {};
-
-template <class PG>
-c10::intrusive_ptr<c10d::Work> all_gather_single_impl(PG& pg,
-                                                      at::Tensor& output,
-                                                      at::Tensor& input) {
-  if constexpr (HasAllGatherSingle<PG>::value) {
-    return pg.all_gather_single(output, input);
-  } else {
-    return pg._allgather_base(output, input);
-  }
-}
-
-}  // namespace
-
-c10::intrusive_ptr<c10d::Work> all_gather_single(c10d::ProcessGroup& pg,
-                                                 at::Tensor& output,
-                                                 at::Tensor& input) {
-  return all_gather_single_impl(pg, output, input);
-}
-
 bool has_native_reduce_scatter(const c10d::ProcessGroup& pg) {
   // NCCL and the fake backend have a reduce_scatter kernel. Gloo has one
   // since torch 2.x, but it exchanges many more messages than one

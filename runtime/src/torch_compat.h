@@ -57,13 +57,6 @@ c10::intrusive_ptr<c10d::Work> all_to_all_single(
     c10d::ProcessGroup& pg, at::Tensor& output, at::Tensor& input,
     std::vector<int64_t>& output_splits, std::vector<int64_t>& input_splits);
 
-/// pg.all_gather_single (torch >= 2.12) or pg._allgather_base (its older
-/// name, deprecated since): `output` (contiguous, n times `input`'s
-/// elements) receives every rank's `input` back to back in rank order.
-c10::intrusive_ptr<c10d::Work> all_gather_single(c10d::ProcessGroup& pg,
-                                                 at::Tensor& output,
-                                                 at::Tensor& input);
-
 /// A c10d::Work that is complete and successful when constructed.
 c10::intrusive_ptr<c10d::Work> completed_work();
 
