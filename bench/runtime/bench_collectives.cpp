@@ -130,20 +130,20 @@ int main(int argc, char** argv) {
              std::vector<Tensor> in{x};
              wait(pg->allgather(outs, in));
            }},
-          {"reduce_scatter(P->S(0))", "alltoall_base + sum",
+          {"reduce_scatter(P->S(0))", "all_to_all_single + sum",
            [&] { spmd::reduce_scatter(big, tp, P, S(0)); },
            [&] {
              Tensor out = at::empty_like(big);
              std::vector<int64_t> none;
-             wait(pg->alltoall_base(out, big, none, none));
+             wait(pg->all_to_all_single(out, big, none, none));
              out.view({n, -1}).sum(0);
            }},
-          {"all_to_all(S(0)->S(0))", "alltoall_base",
+          {"all_to_all(S(0)->S(0))", "all_to_all_single",
            [&] { spmd::all_to_all(big, tp, S(0), S(0)); },
            [&] {
              Tensor out = at::empty_like(big);
              std::vector<int64_t> none;
-             wait(pg->alltoall_base(out, big, none, none));
+             wait(pg->all_to_all_single(out, big, none, none));
            }},
           {"redistribute(P->R)", "clone + allreduce",
            [&] { spmd::redistribute(x, tp, P, R); },
