@@ -233,7 +233,8 @@ TEST(Faults, DifferentShapesAfterTheCheckRoomGrewAreACollectiveError) {
   }
 }
 
-TEST(Faults, MismatchAfterVerifiedCallsAtTheSameSiteIsACollectiveErrorOn4Ranks) {
+TEST(Faults,
+     MismatchAfterVerifiedCallsAtTheSameSiteIsACollectiveErrorOn4Ranks) {
   // Calls at one site that passed the check do not exempt the next one:
   // rank 2's larger all_to_all and all_gather are each found on every rank.
   for (const auto& r : run_job("shape_after_verified_calls", 4, ranks(4),
