@@ -2,11 +2,13 @@
 // c10d calls they make, 4 Gloo ranks as threads of one process on 127.0.0.1.
 //
 // For each collective and per-rank input size (4 KiB .. 64 MiB of float32)
-// the wrapper and the raw call run alternately in rounds; the best round of
-// each is kept and the ratio wrapper / raw printed as a Markdown table. One
-// run, ratios only: absolute times depend on the machine.
+// the wrapper with the cross-rank check on (the default), the wrapper with
+// it off (WorldOptions::check_collectives, a second world) and the raw call
+// run interleaved in rounds; the best sample of each is kept and the ratios
+// wrapper / raw printed as a Markdown table. One run, ratios only: absolute
+// times depend on the machine.
 //
-//   bench_collectives [--max-mib N] [--ranks N]
+//   bench_collectives [--max-mib N] [--ranks N] [--samples-scale N]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <spmd/spmd.h>
@@ -18,9 +20,11 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <vector>
 
 SPMD_AXIS(tp);
@@ -35,7 +39,8 @@ struct Row {
   std::string collective;
   std::string raw;
   int64_t bytes;
-  double ours_ms;
+  double on_ms;   // check on
+  double off_ms;  // check off
   double raw_ms;
 };
 
@@ -43,7 +48,7 @@ struct Row {
 struct Pair {
   std::string collective;
   std::string raw;
-  std::function<void()> ours;
+  std::function<void()> ours;  // on the current mesh (MeshGuard)
   std::function<void()> raw_call;
 };
 
@@ -61,7 +66,10 @@ void wait(const c10::intrusive_ptr<c10d::Work>& w) { w->wait(); }
 int main(int argc, char** argv) {
   int ranks = 4;
   int64_t max_mib = 64;
+  int scale = 1;
   for (int i = 1; i + 1 < argc; ++i) {
+    if (!std::strcmp(argv[i], "--samples-scale"))
+      scale = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--ranks")) ranks = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--max-mib")) max_mib = std::atoll(argv[i + 1]);
   }
@@ -75,14 +83,21 @@ int main(int argc, char** argv) {
   std::mutex mu;
 
   auto rank_main = [&](int r) {
-    spmd::WorldOptions options;
-    options.gloo_hostname = "127.0.0.1";
-    options.timeout = std::chrono::minutes(5);
-    auto world =
-        spmd::World::create(spmd::Backend::Gloo, r, ranks, store, options);
-    spmd::DeviceMesh mesh(world, {{tp, ranks}});
-    spmd::MeshGuard guard(mesh);
-    auto pg = mesh.axis("tp").group;
+    // worlds[1]: the check on (the default); worlds[0]: off.
+    std::shared_ptr<spmd::World> worlds[2];
+    for (int on = 0; on < 2; ++on) {
+      spmd::WorldOptions options;
+      options.gloo_hostname = "127.0.0.1";
+      options.timeout = std::chrono::minutes(5);
+      options.check_collectives = on == 1;
+      worlds[on] = spmd::World::create(
+          spmd::Backend::Gloo, r, ranks,
+          c10::make_intrusive<c10d::PrefixStore>(on ? "on" : "off", store),
+          options);
+    }
+    spmd::DeviceMesh meshes[2] = {{worlds[0], {{tp, ranks}}},
+                                  {worlds[1], {{tp, ranks}}}};
+    auto pg = meshes[0].axis("tp").group;
     auto barrier = [&] {
       std::vector<Tensor> t{at::zeros({1})};
       wait(pg->allreduce(t));
@@ -115,20 +130,20 @@ int main(int argc, char** argv) {
              std::vector<Tensor> in{x};
              wait(pg->allgather(outs, in));
            }},
-          {"reduce_scatter(P->S(0))", "alltoall_base + sum",
+          {"reduce_scatter(P->S(0))", "all_to_all_single + sum",
            [&] { spmd::reduce_scatter(big, tp, P, S(0)); },
            [&] {
              Tensor out = at::empty_like(big);
              std::vector<int64_t> none;
-             wait(pg->alltoall_base(out, big, none, none));
+             wait(pg->all_to_all_single(out, big, none, none));
              out.view({n, -1}).sum(0);
            }},
-          {"all_to_all(S(0)->S(0))", "alltoall_base",
+          {"all_to_all(S(0)->S(0))", "all_to_all_single",
            [&] { spmd::all_to_all(big, tp, S(0), S(0)); },
            [&] {
              Tensor out = at::empty_like(big);
              std::vector<int64_t> none;
-             wait(pg->alltoall_base(out, big, none, none));
+             wait(pg->all_to_all_single(out, big, none, none));
            }},
           {"redistribute(P->R)", "clone + allreduce",
            [&] { spmd::redistribute(x, tp, P, R); },
@@ -138,28 +153,33 @@ int main(int argc, char** argv) {
            }},
       };
       for (Pair& p : pairs) {
-        // Samples alternate wrapper and raw call, each between barriers, so
-        // both see the same machine load; the fastest sample of each counts
-        // (interference only ever adds time).
-        const int samples = samples_for(bytes);
-        double best_ours = 1e300, best_raw = 1e300;
-        p.ours();  // warm up both paths (algorithm caches, allocator)
+        // Samples cycle check on, check off and raw call, each between
+        // barriers, so all three see the same machine load; the fastest
+        // sample of each counts (interference only ever adds time).
+        const int samples = samples_for(bytes) * scale;
+        double best[3] = {1e300, 1e300, 1e300};  // off, on, raw
+        for (int on = 0; on < 2; ++on) {         // warm up (caches, allocator)
+          spmd::MeshGuard guard(meshes[on]);
+          p.ours();
+        }
         p.raw_call();
-        for (int i = 0; i < 2 * samples; ++i) {
-          const bool raw = i % 2 == 1;
+        for (int i = 0; i < 3 * samples; ++i) {
+          const int kind = i % 3;
+          std::optional<spmd::MeshGuard> guard;  // not timed
+          if (kind != 2) guard.emplace(meshes[kind]);
           barrier();
           auto t0 = Clock::now();
-          (raw ? p.raw_call : p.ours)();
+          (kind == 2 ? p.raw_call : p.ours)();
           barrier();
           double ms =
               std::chrono::duration<double, std::milli>(Clock::now() - t0)
                   .count();
-          double& best = raw ? best_raw : best_ours;
-          best = std::min(best, ms);
+          best[kind] = std::min(best[kind], ms);
         }
         if (r == 0) {
           std::lock_guard<std::mutex> lock(mu);
-          rows.push_back({p.collective, p.raw, bytes, best_ours, best_raw});
+          rows.push_back(
+              {p.collective, p.raw, bytes, best[1], best[0], best[2]});
           std::fprintf(stderr, "  %-28s %9lld B  done\n", p.collective.c_str(),
                        static_cast<long long>(bytes));
         }
@@ -186,13 +206,13 @@ int main(int argc, char** argv) {
       "float32, fastest of alternating samples\n\n",
       ranks);
   std::printf(
-      "| collective | raw c10d baseline | size/rank | spmd ms | raw ms "
-      "| ratio |\n|---|---|---|---|---|---|\n");
+      "| collective | raw c10d baseline | size/rank | raw ms | check on "
+      "/ raw | check off / raw |\n|---|---|---|---|---|---|\n");
   for (const Row& row : rows) {
     std::printf("| %s | %s | %s | %.3f | %.3f | %.3f |\n",
                 row.collective.c_str(), row.raw.c_str(),
-                human(row.bytes).c_str(), row.ours_ms, row.raw_ms,
-                row.ours_ms / row.raw_ms);
+                human(row.bytes).c_str(), row.raw_ms, row.on_ms / row.raw_ms,
+                row.off_ms / row.raw_ms);
   }
   return 0;
 }

@@ -258,12 +258,20 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
                                       const CallSite& site,
                                       const Exchange& exchange, int64_t room,
                                       const at::Tensor& payload,
-                                      at::Tensor* gathered) {
+                                      at::Tensor* gathered,
+                                      bool per_destination) {
   if (room < 0 || room % 8 != 0)
     throw std::logic_error("check_signatures: room is not a multiple of 8");
   const int64_t frame = kSlots + room / 8;  // int64 words per rank
+  per_destination = per_destination && payload.defined();
+  if (per_destination && (payload.dim() != 2 || payload.size(0) != site.n ||
+                          !payload.is_contiguous()))
+    throw std::logic_error(
+        "check_signatures: per-destination payload not [n, m]");
+  // The payload each message carries: one block per destination, or all.
+  const at::Tensor block = per_destination ? payload.select(0, 0) : payload;
   const int64_t payload_bytes =
-      payload.defined() ? static_cast<int64_t>(payload.nbytes()) : 0;
+      payload.defined() ? static_cast<int64_t>(block.nbytes()) : 0;
   if (payload_bytes > room || (payload.defined() && !gathered))
     throw std::logic_error("check_signatures: payload too large or unused");
   // The message is built in a buffer of its size that this thread reuses
@@ -272,14 +280,23 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
   // payloads, never uninitialised memory; no peer reads it. The exchange
   // is synchronous: once it returned, the buffer is free again; after a
   // failed one (a work may still hold it) it is left to that work.
+  // Per destination: n frames, keyed apart from the single ones.
   thread_local std::map<int64_t, at::Tensor> buffers;
-  at::Tensor& buffer = buffers[frame];
-  if (!buffer.defined()) buffer = at::zeros({frame}, at::kLong);
+  at::Tensor& buffer = buffers[per_destination ? -frame : frame];
+  if (!buffer.defined())
+    buffer = per_destination ? at::zeros({site.n, frame}, at::kLong)
+                             : at::zeros({frame}, at::kLong);
   const std::vector<int64_t> row = encode(mine);
   int64_t* words = buffer.mutable_data_ptr<int64_t>();
-  std::memcpy(words, row.data(), kSlots * sizeof(int64_t));
-  if (payload_bytes > 0)
-    std::memcpy(words + kSlots, payload.const_data_ptr(), payload_bytes);
+  const int64_t frames = per_destination ? site.n : 1;
+  const auto* data = static_cast<const char*>(
+      payload_bytes > 0 ? payload.const_data_ptr() : nullptr);
+  for (int64_t k = 0; k < frames; ++k) {
+    std::memcpy(words + k * frame, row.data(), kSlots * sizeof(int64_t));
+    if (payload_bytes > 0)
+      std::memcpy(words + k * frame + kSlots, data + k * payload_bytes,
+                  payload_bytes);
+  }
   at::Tensor all;
   try {
     all = exchange(buffer).contiguous();
@@ -296,7 +313,7 @@ std::vector<int64_t> check_signatures(const CallSignature& mine,
   if (mine.free_dim >= 0)
     for (int64_t s = 0; s < site.n; ++s)
       extents.push_back(row_of(s)[kFreeExtent]);
-  if (payload.defined()) *gathered = payload_rows(all, frame, site.n, payload);
+  if (payload.defined()) *gathered = payload_rows(all, frame, site.n, block);
   return extents;
 }
 

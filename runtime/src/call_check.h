@@ -53,7 +53,9 @@ struct CallSite {
 };
 
 /// All-gathers a 1-d int64 tensor of equal length from every rank of the
-/// axis: returns [n, len], row s from rank s.
+/// axis: returns [n, len], row s from rank s. Given a 2-d [n, len] tensor
+/// (only on a group that carries data with the check, i.e. Gloo), row k
+/// goes to rank k alone: the result's row s is what rank s sent here.
 using Exchange = std::function<at::Tensor(const at::Tensor&)>;
 
 /// Bytes of data that the check's message carries after the signature at
@@ -84,12 +86,14 @@ int64_t grown_room(int64_t room, int64_t wanted, int64_t n);
 /// `*gathered` receives every rank's payload once the signatures agree: [n,
 /// payload.numel()] of payload's dtype, row s from rank s (a view of the
 /// received message, each row contiguous, the rows not adjacent).
-std::vector<int64_t> check_signatures(const CallSignature& mine,
-                                      const CallSite& site,
-                                      const Exchange& exchange,
-                                      int64_t room = kInlineBytes,
-                                      const at::Tensor& payload = at::Tensor(),
-                                      at::Tensor* gathered = nullptr);
+/// `per_destination`: payload is [n, m] and row k goes to rank k only (an
+/// all-to-all's blocks; each row at most `room` bytes); `*gathered` is then
+/// [n, m], row s the block rank s sent to this rank. Every message has the
+/// same size either way, so ranks that disagree still exchange safely.
+std::vector<int64_t> check_signatures(
+    const CallSignature& mine, const CallSite& site, const Exchange& exchange,
+    int64_t room = kInlineBytes, const at::Tensor& payload = at::Tensor(),
+    at::Tensor* gathered = nullptr, bool per_destination = false);
 
 /// Uneven all_to_all: rank s's in_rows[k] must equal rank k's out_rows[s].
 /// One more exchange of 2n integers; spmd::CollectiveError on every rank

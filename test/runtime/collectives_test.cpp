@@ -844,6 +844,41 @@ TEST(Collectives2D, AllGatherAndReduceScatterAroundTheInlineRoom) {
   });
 }
 
+// all_to_all's blocks travel inside the consistency check's message, each
+// to its destination, when a block fits the room (32 KiB on 4 ranks):
+// results around that size equal the exchange computed from every rank's
+// input, non-contiguous inputs and other dims (the kernel's path) too.
+TEST(Collectives2D, AllToAllAroundTheInlineRoom) {
+  run_mesh({{dp, 1}, {tp, 4}}, [](const DeviceMesh& mesh) {
+    const int64_t r = mesh.rank(), n = 4;
+    // 4 * rows x 4 doubles: a block of 32 rows is 1 KiB, of 1024 32 KiB.
+    for (int64_t rows : {1, 32, 33, 200, 1024, 1025, 1025, 3000}) {
+      auto of_rank = [&](int64_t s) {
+        return at::arange(n * rows * 4, at::kDouble).view({n * rows, 4}) *
+                   (s + 1) +
+               s;
+      };
+      std::vector<Tensor> mine;  // block r of every rank, in rank order
+      for (int64_t s = 0; s < n; ++s) mine.push_back(of_rank(s).chunk(n, 0)[r]);
+      Tensor x = of_rank(r);
+      EXPECT_TRUE(TensorEq(all_to_all(x, tp, S(0), S(0)), at::cat(mine, 0)))
+          << rows;
+      EXPECT_TRUE(TensorEq(all_to_all(x.t().contiguous().t(), tp, S(0), S(0)),
+                           at::cat(mine, 0)))
+          << rows;
+      EXPECT_TRUE(TensorEq(all_to_all(x.to(at::kLong), tp, S(0), S(0)),
+                           at::cat(mine, 0).to(at::kLong)))
+          << rows;
+      EXPECT_TRUE(TensorEq(all_to_all(x.view({n, rows, 4}), tp, V, V),
+                           at::stack(mine, 0)))
+          << rows;
+      // S(1) -> S(0): split dim 0, concat dim 1 (the kernel's path).
+      EXPECT_TRUE(TensorEq(all_to_all(x, tp, S(1), S(0)), at::cat(mine, 1)))
+          << rows;
+    }
+  });
+}
+
 TEST(Collectives2D, AllToAllOnOneAxisOf2x2) {
   run_mesh({{dp, 2}, {tp, 2}}, [](const DeviceMesh& mesh) {
     const int r = mesh.rank();

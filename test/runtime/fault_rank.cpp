@@ -65,6 +65,24 @@ void run(const std::string& scenario, int r, int n,
     // shapes that differ (both within that room) are still found.
     for (int k = 0; k < 3; ++k) spmd::all_gather(at::ones({4096}), tp, S(0), R);
     spmd::all_gather(at::ones({3000 + 500 * r}), tp, S(0), R);
+  } else if (scenario == "shape_after_verified_calls") {
+    // The same call site passes the check three times with 1 MiB tensors
+    // (beyond the check's room for data), then rank 2 passes one more
+    // element to all_to_all and to all_gather: every rank must still get
+    // the named error, not a Gloo abort or a corrupted result.
+    for (int k = 0; k < 4; ++k) {
+      const int64_t extra = k == 3 && r == 2 ? 1 : 0;
+      try {
+        spmd::all_to_all(at::ones({n * (65536 + extra)}), tp, S(0), S(0));
+      } catch (const spmd::CollectiveError& e) {
+        if (k != 3) throw;
+        std::printf("rank %d: first: %s\n", r, e.what());
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      const int64_t extra = k == 3 && r == 2 ? 1 : 0;
+      spmd::all_gather(at::ones({262144 + extra}), tp, S(0), R);
+    }
   } else if (scenario == "shape_reduce_scatter") {
     spmd::reduce_scatter(at::ones({2 * n * (1 + r)}), tp, P, S(0));
   } else if (scenario == "shape_all_to_all") {

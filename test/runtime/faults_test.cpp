@@ -233,6 +233,27 @@ TEST(Faults, DifferentShapesAfterTheCheckRoomGrewAreACollectiveError) {
   }
 }
 
+TEST(Faults,
+     MismatchAfterVerifiedCallsAtTheSameSiteIsACollectiveErrorOn4Ranks) {
+  // Calls at one site that passed the check do not exempt the next one:
+  // rank 2's larger all_to_all and all_gather are each found on every rank.
+  for (const auto& r : run_job("shape_after_verified_calls", 4, ranks(4),
+                               kTimeout, kDeadline)) {
+    expect_rank(r, 10, "CollectiveError",
+                {"all_gather on axis 'tp'", "did not make the same call",
+                 "ranks 0, 1, 3: all_gather(S(0), R) of Float[262144] on cpu",
+                 "rank 2: all_gather(S(0), R) of Float[262145] on cpu"});
+    EXPECT_TRUE(contains(r.err + r.line, "first: all_to_all on axis 'tp'"))
+        << r.err << r.line;
+    EXPECT_TRUE(contains(r.err + r.line,
+                         "ranks 0, 1, 3: all_to_all(S(0), S(0)) of "
+                         "Float[262144] on cpu; rank 2: all_to_all(S(0), "
+                         "S(0)) of Float[262148] on cpu"))
+        << r.err << r.line;
+    expect_fast(r);
+  }
+}
+
 TEST(Faults, ReduceScatterOfDifferentShapesIsACollectiveError) {
   for (const auto& r :
        run_job("shape_reduce_scatter", 2, ranks(2), kTimeout, kDeadline)) {

@@ -12,13 +12,14 @@
 #include "internal.h"
 
 namespace spmd::checker::internal {
-namespace {
 
 void run_untyped(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
                  torch::jit::Stack* stack) {
   c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
   op.redispatchBoxed(ks.remove(kModeKey), stack);
 }
+
+namespace {
 
 // The backward pass is not typed (spec §6.14); the autograd engine runs it
 // with the forward thread's dispatch keys, on this or a worker thread.

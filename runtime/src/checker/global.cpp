@@ -16,12 +16,6 @@
 namespace spmd::checker::internal {
 namespace {
 
-void run_untyped(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
-                 torch::jit::Stack* stack) {
-  c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
-  op.redispatchBoxed(ks.remove(kModeKey), stack);
-}
-
 std::optional<long> int_of(const c10::IValue& v) {
   if (v.isInt()) return v.toInt();
   if (v.isSymInt()) return v.toSymInt().guard_int(__FILE__, __LINE__);

@@ -49,6 +49,13 @@ using core::TensorType;
 /// decompositions are not typed again.
 inline constexpr c10::DispatchKey kModeKey = compat::kCheckerModeKey;
 
+// --- the dispatcher fallback (fallback.cpp) ----------------------------------
+
+/// Runs `op` below the checker's mode key: its result is not typed and the
+/// ATen ops it calls internally are not seen by the checker.
+void run_untyped(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
+                 torch::jit::Stack* stack);
+
 // --- type store (type_store.cpp) ---------------------------------------------
 
 /// An interned type map; nullptr means untyped.

@@ -127,12 +127,11 @@ void wrap_works(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 // earlier while it works (Gloo's reduce_scatter does), which re-includes the
 // key; a paused checker still leaves its internal ops untyped. The Work it
 // returns waits with checking paused too.
-void run_untyped(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
-                 torch::jit::Stack* stack) {
+void run_collective_untyped(const c10::OperatorHandle& op,
+                            c10::DispatchKeySet ks, torch::jit::Stack* stack) {
   {
     NoTypecheckGuard paused;
-    c10::impl::ExcludeDispatchKeyGuard no_typing(kModeKey);
-    op.redispatchBoxed(ks.remove(kModeKey), stack);
+    run_untyped(op, ks, stack);
   }
   wrap_works(op, stack);
 }
@@ -282,7 +281,7 @@ void check_raw_outputs(const RawRule& rule, const std::string& name,
 void raw_c10d(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
               torch::jit::Stack* stack, ThreadState& st, const OpEntry& e) {
   const std::string& name = e.qualified;
-  if (is_untyped_op(name)) return run_untyped(op, ks, stack);
+  if (is_untyped_op(name)) return run_collective_untyped(op, ks, stack);
   const c10::FunctionSchema& schema = op.schema();
   const c10::IValue* args = stack->data() + (stack->size() - e.num_args);
   const Ctx& ctx = current_ctx(st);
@@ -303,7 +302,7 @@ void raw_c10d(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
 
   c10::intrusive_ptr<c10d::ProcessGroup> pg = group_of(schema, args);
   // A one-rank group never communicates: nothing to type (spec §14).
-  if (pg && pg->getSize() == 1) return run_untyped(op, ks, stack);
+  if (pg && pg->getSize() == 1) return run_collective_untyped(op, ks, stack);
   const std::string axis = pg ? axis_of(*pg, ctx) : std::string();
 
   if (rule == nullptr)
@@ -325,14 +324,14 @@ void raw_c10d(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   const std::string ctx_text =
       call_context(name, rule, axis, inputs, outputs, ctx);
   if (ctx.mesh && ctx.mesh->is_singleton(axis))
-    return run_untyped(op, ks, stack);
+    return run_collective_untyped(op, ks, stack);
 
   // Validate everything before anything runs or changes (spec §14).
   std::vector<TensorType> after =
       check_raw_inputs(*rule, axis, inputs, st, ctx_text);
   check_raw_outputs(*rule, name, axis, outputs, st, ctx_text);
 
-  run_untyped(op, ks, stack);
+  run_collective_untyped(op, ks, stack);
   for (std::size_t k = 0; k < after.size(); ++k)
     stamp(inputs[k], intern(after[k]));
 }
