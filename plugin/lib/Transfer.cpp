@@ -1225,6 +1225,10 @@ std::optional<AxisId> Transfer::axisSizeOf(const Expr *E, unsigned Depth) {
   E = E->IgnoreParenCasts();
   if (std::optional<std::string> A = runtimeAxisSize(E, Ctx))
     return axis(*A);
+  // A bound process group's size (`pg->getSize()`, `group.world_size()`),
+  // or a variable or data member declared to hold the size.
+  if (const std::string *A = groupQueryAxis(E, TU.Table, GroupQuery::Size))
+    return axis(*A);
   if (const auto *CE = dyn_cast<CallExpr>(E)) {
     if (const FunctionDecl *F = CE->getDirectCallee())
       if (const std::string *A = TU.Table.axisSizeOf(F))
