@@ -134,3 +134,26 @@ struct Bad {
   SPMD_AXIS_SIZE(tp) double size_; // expected-error {{'spmd::axis_size' on a variable or data member needs an integer type (it holds the number), not 'double'; for the process-group object itself write [[spmd::axis_group(tp)]]}}
   SPMD_AXIS_GROUP(42) ProcessGroup* group_; // expected-error {{'spmd::axis_group' takes one spmd::Axis constant, the axis whose process group the object is, e.g. [[spmd::axis_group(tp)]]}}
 };
+
+// --- a path conflict that an undeclared size would explain -------------------
+
+struct Unbound {
+  int64_t world_size_ = 1; // not declared to be tp's size
+  SPMD_TYPE(tp = R)
+  Tensor reduce(SPMD_TYPE(tp = P) const Tensor& x) const {
+    Tensor y = x;
+    if (world_size_ > 1) // expected-note {{if 'world_size_' is the number of ranks of an axis, declare it: SPMD_AXIS_SIZE(axis) on the accessor, variable or data member it comes from, or SPMD_AXIS_GROUP(axis) on the process group it is read from; a branch taken only on one rank then conflicts with no other path}}
+      y = spmd::all_reduce(x, tp, P, R); // expected-note {{type R on axis 'tp'}}
+    return y.relu(); // expected-error {{'y' has type R on axis 'tp' on one path and P on another}}
+    // expected-note@-5 {{type P on axis 'tp' declared here}}
+  }
+  // A conflict under another kind of branch gets no such note.
+  SPMD_TYPE(tp = R)
+  Tensor flag(SPMD_TYPE(tp = P) const Tensor& x, bool reduce) const {
+    Tensor y = x;
+    if (reduce)
+      y = spmd::all_reduce(x, tp, P, R); // expected-note {{type R on axis 'tp'}}
+    return y.relu(); // expected-error {{'y' has type R on axis 'tp' on one path and P on another}}
+    // expected-note@-5 {{type P on axis 'tp' declared here}}
+  }
+};
