@@ -1120,7 +1120,7 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
   /// parameter or data member of integer type: it holds that number.
   /// [[spmd::axis_group(tp)]] on a variable, parameter or data member of any
   /// type: the object is tp's process group; its size, rank and the
-  /// accessors called on it are tp's (spec §14.1).
+  /// accessors called on it are tp's (docs/type-system.md §18.3).
   AttrHandling handleAxisAccessor(Sema &S, Decl *D, const ParsedAttr &Attr,
                                   AnnotationTable &Table) const {
     bool Size = Which == AttrWhich::AxisSize;
