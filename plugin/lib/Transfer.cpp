@@ -1395,7 +1395,6 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
   const AxisFact *F = V.get(Axis);
   if (!F || !F->isConflict() || !reporting(DiagKind::PathConflict))
     return;
-  auto [A, B] = F->conflictPair();
   Problem P;
   P.Kind = DiagKind::PathConflict;
   P.Code = ProblemCode::PathConflict;
@@ -1403,10 +1402,16 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
   P.Range = E->getSourceRange();
   P.Subject = E;
   P.Axis = Axis;
-  P.Origins.push_back({nullptr, F->shown(A), F->originOf(A)});
-  P.Origins.push_back({nullptr, F->shown(B), F->originOf(B)});
-  P.UndeclaredSize = undeclaredSizeGuard(FD->getBody(), F->originOf(A).Loc,
-                                         F->originOf(B).Loc);
+  if (F->numTypes() == 1) { // two known shard dims
+    P.Origins.push_back({nullptr, types::S(F->Shard), F->Origins[2]});
+    P.Origins.push_back({nullptr, types::S(F->Shard2), F->Origin2});
+  } else {
+    auto [A, B] = F->conflictPair();
+    P.Origins.push_back({nullptr, F->shown(A), F->originOf(A)});
+    P.Origins.push_back({nullptr, F->shown(B), F->originOf(B)});
+  }
+  P.UndeclaredSize = undeclaredSizeGuard(FD->getBody(), P.Origins[0].From.Loc,
+                                         P.Origins[1].From.Loc);
   report(std::move(P));
 }
 
