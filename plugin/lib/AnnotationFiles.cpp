@@ -121,6 +121,8 @@ void AnnotationTable::write(llvm::raw_ostream &OS,
     Add(K, "A " + Axis);
   for (const auto &[K, Axis] : AxisRanks)
     Add(K, "K " + Axis);
+  for (const auto &[K, Axis] : AxisGroups)
+    Add(K, "G " + Axis);
   for (const auto &[K, L] : Local)
     if (L)
       Add(K, LocalInfer.lookup(K) ? "L infer" : "L");
@@ -281,6 +283,9 @@ void AnnotationTable::resolveImported(const Decl *D) const {
       break;
     case 'K':
       AxisRanks[K] = Payload.str();
+      break;
+    case 'G':
+      AxisGroups[K] = Payload.str();
       break;
     }
   }

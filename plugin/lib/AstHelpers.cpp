@@ -1,6 +1,7 @@
 //===- AstHelpers.cpp - how the analysis reads C++ expressions ------------===//
 
 #include "AstHelpers.h"
+#include "spmd/plugin/Annotations.h"
 
 #include "clang/AST/ExprCXX.h"
 
@@ -367,6 +368,106 @@ void argumentsByParameter(const Expr *Call, const FunctionDecl *Callee,
 bool isEditableRange(const Expr *E) {
   SourceRange R = E->getSourceRange();
   return R.isValid() && !R.getBegin().isMacroID() && !R.getEnd().isMacroID();
+}
+
+/// The object \p E refers to, with dereferences, address-ofs, smart
+/// pointers' `->` / `*` / `.get()`, parentheses and casts taken off.
+static const Expr *groupObject(const Expr *E) {
+  for (unsigned I = 0; E && I < 8; ++I) {
+    E = E->IgnoreParenCasts();
+    if (const auto *UO = dyn_cast<UnaryOperator>(E);
+        UO && (UO->getOpcode() == UO_Deref || UO->getOpcode() == UO_AddrOf)) {
+      E = UO->getSubExpr();
+      continue;
+    }
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+        Op && (Op->getOperator() == OO_Arrow || Op->getOperator() == OO_Star) &&
+        Op->getNumArgs() == 1) {
+      E = Op->getArg(0);
+      continue;
+    }
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+      const CXXMethodDecl *MD = MC->getMethodDecl();
+      if (MD && MD->getIdentifier() && MD->getName() == "get" &&
+          MC->getNumArgs() == 0) {
+        E = MC->getImplicitObjectArgument();
+        continue;
+      }
+    }
+    if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(E)) {
+      E = MTE->getSubExpr();
+      continue;
+    }
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E);
+        CE && CE->getNumArgs() == 1 &&
+        CE->getConstructor()->isCopyOrMoveConstructor()) {
+      E = CE->getArg(0);
+      continue;
+    }
+    break;
+  }
+  return E;
+}
+
+const std::string *groupAxisOf(const Expr *E, const AnnotationTable &Table,
+                               unsigned Depth) {
+  E = groupObject(E);
+  if (!E || Depth > 2)
+    return nullptr;
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return Table.axisGroupOf(dyn_cast<FieldDecl>(ME->getMemberDecl()));
+  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  const auto *VD = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  if (!VD)
+    return nullptr;
+  if (const std::string *A = Table.axisGroupOf(VD))
+    return A;
+  // A local alias of a bound group (a reference, a pointer or a copy of a
+  // smart pointer), never reassigned in practice: the group it was
+  // initialised from.
+  if (VD->isLocalVarDecl() && !isa<ParmVarDecl>(VD) && VD->getInit() &&
+      (VD->getType()->isReferenceType() || VD->getType()->isPointerType() ||
+       VD->getType().isConstQualified() || VD->getType()->isRecordType()))
+    return groupAxisOf(VD->getInit(), Table, Depth + 1);
+  return nullptr;
+}
+
+GroupQuery groupQueryKind(llvm::StringRef Name) {
+  if (Name == "size" || Name == "getSize" || Name == "get_size" ||
+      Name == "world_size" || Name == "worldSize" || Name == "getWorldSize" ||
+      Name == "get_world_size" || Name == "num_ranks" || Name == "nranks")
+    return GroupQuery::Size;
+  if (Name == "rank" || Name == "getRank" || Name == "get_rank" ||
+      Name == "local_rank" || Name == "getLocalRank")
+    return GroupQuery::Rank;
+  return GroupQuery::None;
+}
+
+const std::string *groupQueryAxis(const Expr *E, const AnnotationTable &Table,
+                                  GroupQuery Q) {
+  if (!E || Q == GroupQuery::None)
+    return nullptr;
+  E = E->IgnoreParenCasts();
+  auto Held = [&](const ValueDecl *D) {
+    return Q == GroupQuery::Size ? Table.axisSizeOfVar(D)
+                                 : Table.axisRankOfVar(D);
+  };
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return Held(DRE->getDecl());
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return Held(ME->getMemberDecl());
+  const auto *CE = dyn_cast<CallExpr>(E);
+  const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
+  if (!F || !F->getIdentifier() || groupQueryKind(F->getName()) != Q)
+    return nullptr;
+  if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE)) {
+    if (MC->getNumArgs() == 0)
+      return groupAxisOf(MC->getImplicitObjectArgument(), Table);
+    return nullptr;
+  }
+  if (!isa<CXXOperatorCallExpr>(CE) && CE->getNumArgs() == 1)
+    return groupAxisOf(CE->getArg(0), Table); // get_world_size(group)
+  return nullptr;
 }
 
 } // namespace spmd::plugin

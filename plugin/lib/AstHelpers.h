@@ -17,6 +17,8 @@
 
 namespace spmd::plugin {
 
+class AnnotationTable;
+
 /// The name of the outermost non-inline namespace \p D sits in; empty when
 /// there is none or it is anonymous. One walk of the declaration contexts
 /// answers every isInTopNamespace question about \p D.
@@ -132,6 +134,30 @@ const clang::CallExpr *forwardedCall(const clang::FunctionDecl *FD,
 void argumentsByParameter(const clang::Expr *Call,
                           const clang::FunctionDecl *Callee,
                           llvm::SmallVectorImpl<const clang::Expr *> &Out);
+
+/// The axis whose process group the object expression \p E is: a variable,
+/// parameter or data member with [[spmd::axis_group(axis)]], seen through
+/// `*p`, `p->` (smart pointers' operator-> and operator*), `&g`, `.get()`,
+/// parentheses and casts, and through a local reference or pointer
+/// initialised from such an object (`auto& g = *args.tp_group;`). Null
+/// when \p E is no bound group.
+const std::string *groupAxisOf(const clang::Expr *E,
+                               const AnnotationTable &Table,
+                               unsigned Depth = 0);
+
+/// What a query of a process group returns, by the query's name
+/// (docs/type-system.md §18.3).
+enum class GroupQuery { None, Size, Rank };
+GroupQuery groupQueryKind(llvm::StringRef Name);
+
+/// The axis a size (\p Q = Size) or rank (\p Q = Rank) query \p E reads
+/// from a bound process group, or from a variable, parameter or data member
+/// annotated [[spmd::axis_size(axis)]] / [[spmd::axis_rank(axis)]]:
+/// `g.getSize()`, `g->size()`, `g->world_size()`, `pg.getRank()`,
+/// `get_world_size(g)` (a free function of the group), `world_size_`.
+/// Null otherwise.
+const std::string *groupQueryAxis(const clang::Expr *E,
+                                  const AnnotationTable &Table, GroupQuery Q);
 
 /// Whether an insertion around \p E can be offered as a fix-it (its range is
 /// valid and not inside a macro).

@@ -114,6 +114,9 @@ void AnnotationTable::setAxisSize(const Decl *D, std::string Axis) {
 void AnnotationTable::setAxisRank(const Decl *D, std::string Axis) {
   AxisRanks[key(D)] = std::move(Axis);
 }
+void AnnotationTable::setAxisGroup(const Decl *D, std::string Axis) {
+  AxisGroups[key(D)] = std::move(Axis);
+}
 
 /// Every declaration an annotation of \p FD may sit on: its redeclarations,
 /// those of the template pattern it was instantiated from and, after them,
@@ -240,6 +243,29 @@ const std::string *AnnotationTable::axisSizeOf(const FunctionDecl *FD) const {
 
 const std::string *AnnotationTable::axisRankOf(const FunctionDecl *FD) const {
   return axisOf(AxisRanks, FD);
+}
+
+const std::string *AnnotationTable::axisSizeOfVar(const ValueDecl *D) const {
+  return isa_and_nonnull<FunctionDecl>(D) ? nullptr : lookup(AxisSizes, D);
+}
+
+const std::string *AnnotationTable::axisRankOfVar(const ValueDecl *D) const {
+  return isa_and_nonnull<FunctionDecl>(D) ? nullptr : lookup(AxisRanks, D);
+}
+
+const std::string *AnnotationTable::axisGroupOf(const ValueDecl *D) const {
+  // A parameter's annotation may sit on another redeclaration of its
+  // function: look it up on each.
+  if (const auto *P = dyn_cast_or_null<ParmVarDecl>(D))
+    if (const auto *FD = dyn_cast<FunctionDecl>(P->getDeclContext())) {
+      unsigned I = P->getFunctionScopeIndex();
+      for (const FunctionDecl *R : FD->redecls())
+        if (I < R->getNumParams())
+          if (const std::string *A = lookup(AxisGroups, R->getParamDecl(I)))
+            return A;
+      return nullptr;
+    }
+  return lookup(AxisGroups, D);
 }
 
 llvm::ArrayRef<WhenAnnotation> AnnotationTable::whensOf(const FunctionDecl *FD,
@@ -458,6 +484,7 @@ enum class AttrWhich {
   Unchecked,
   AxisSize,
   AxisRank,
+  AxisGroup,
   Local,
   When,
   Unless
@@ -479,6 +506,8 @@ const char *attrName(AttrWhich W) {
     return "spmd::axis_size";
   case AttrWhich::AxisRank:
     return "spmd::axis_rank";
+  case AttrWhich::AxisGroup:
+    return "spmd::axis_group";
   case AttrWhich::When:
     return "spmd::when";
   case AttrWhich::Unless:
@@ -765,6 +794,12 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
       const auto *VD = dyn_cast<VarDecl>(D);
       OK = isa<FunctionDecl>(D) || isa<FieldDecl>(D) ||
            (VD && !isa<ParmVarDecl>(VD) && VD->isLocalVarDecl());
+    } else if (Which == AttrWhich::AxisSize || Which == AttrWhich::AxisRank ||
+               Which == AttrWhich::AxisGroup) {
+      // An accessor (not for axis_group), or a variable, parameter or data
+      // member holding the size, the rank or the group object.
+      OK = (Which != AttrWhich::AxisGroup && isa<FunctionDecl>(D)) ||
+           isa<VarDecl>(D) || (isa<FieldDecl>(D) && !isa<ObjCIvarDecl>(D));
     } else {
       OK = isa<FunctionDecl>(D);
     }
@@ -782,6 +817,13 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
                       : Which == AttrWhich::Op
                           ? "'%0' applies to functions and to callable data "
                             "members and local variables, not to %1"
+                      : Which == AttrWhich::AxisGroup
+                          ? "'%0' applies to variables, parameters and data "
+                            "members holding a process group, not to %1"
+                      : Which == AttrWhich::AxisSize ||
+                              Which == AttrWhich::AxisRank
+                          ? "'%0' applies to functions, variables, parameters "
+                            "and data members, not to %1"
                           : "'%0' applies to functions, not to %1"))
         << attrName(Which) << describe(D) << Attr.getRange();
     return false;
@@ -857,6 +899,7 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
       return handleLocal(S, D, Attr, Table);
     case AttrWhich::AxisSize:
     case AttrWhich::AxisRank:
+    case AttrWhich::AxisGroup:
       return handleAxisAccessor(S, D, Attr, Table);
     case AttrWhich::When:
     case AttrWhich::Unless:
@@ -1073,9 +1116,15 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
   /// along axis tp: a branch taken only when it is 1 may skip collectives.
   /// [[spmd::axis_rank(tp)]] on a function that returns this rank's index
   /// along tp: a branch on it differs across the ranks of tp.
+  /// [[spmd::axis_size(tp)]] / [[spmd::axis_rank(tp)]] on a variable,
+  /// parameter or data member of integer type: it holds that number.
+  /// [[spmd::axis_group(tp)]] on a variable, parameter or data member of any
+  /// type: the object is tp's process group; its size, rank and the
+  /// accessors called on it are tp's (docs/type-system.md §18.3).
   AttrHandling handleAxisAccessor(Sema &S, Decl *D, const ParsedAttr &Attr,
                                   AnnotationTable &Table) const {
     bool Size = Which == AttrWhich::AxisSize;
+    bool Group = Which == AttrWhich::AxisGroup;
     std::optional<std::string> Axis;
     SourceLocation Loc = Attr.getLoc();
     if (Attr.getNumArgs() == 1) {
@@ -1094,17 +1143,36 @@ struct SpmdAttrInfo : public ParsedAttrInfo {
     }
     if (!Axis || Axis->empty()) {
       S.Diag(Loc, customDiag(S, DiagnosticsEngine::Error,
-                             Size ? "'spmd::axis_size' takes one spmd::Axis "
-                                    "constant, the axis whose number of ranks "
-                                    "the function returns, e.g. "
-                                    "[[spmd::axis_size(tp)]]"
-                                  : "'spmd::axis_rank' takes one spmd::Axis "
-                                    "constant, the axis along which the "
-                                    "function returns this rank's index, "
-                                    "e.g. [[spmd::axis_rank(tp)]]"));
+                             Group  ? "'spmd::axis_group' takes one spmd::Axis "
+                                      "constant, the axis whose process group "
+                                      "the object is, e.g. "
+                                      "[[spmd::axis_group(tp)]]"
+                             : Size ? "'spmd::axis_size' takes one spmd::Axis "
+                                      "constant, the axis whose number of "
+                                      "ranks the function returns, e.g. "
+                                      "[[spmd::axis_size(tp)]]"
+                                    : "'spmd::axis_rank' takes one spmd::Axis "
+                                      "constant, the axis along which the "
+                                      "function returns this rank's index, "
+                                      "e.g. [[spmd::axis_rank(tp)]]"));
       return AttributeNotApplied;
     }
-    if (Size)
+    if (!Group && !isa<FunctionDecl>(D)) {
+      QualType T = cast<ValueDecl>(D)->getType().getNonReferenceType();
+      if (!T->isIntegerType() || T->isBooleanType()) {
+        S.Diag(Attr.getLoc(),
+               customDiag(S, DiagnosticsEngine::Error,
+                          "'%0' on a variable or data member needs an integer "
+                          "type (it holds the number), not %1; for the "
+                          "process-group object itself write "
+                          "[[spmd::axis_group(%2)]]"))
+            << attrName(Which) << T << *Axis << Attr.getRange();
+        return AttributeNotApplied;
+      }
+    }
+    if (Group)
+      Table.setAxisGroup(D, std::move(*Axis));
+    else if (Size)
       Table.setAxisSize(D, std::move(*Axis));
     else
       Table.setAxisRank(D, std::move(*Axis));
@@ -1169,6 +1237,9 @@ constexpr ParsedAttrInfo::Spelling AxisSizeSpellings[] = {
 constexpr ParsedAttrInfo::Spelling AxisRankSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::axis_rank"},
     {ParsedAttr::AS_CXX11, "axis_rank"}};
+constexpr ParsedAttrInfo::Spelling AxisGroupSpellings[] = {
+    {ParsedAttr::AS_CXX11, "spmd::axis_group"},
+    {ParsedAttr::AS_CXX11, "axis_group"}};
 constexpr ParsedAttrInfo::Spelling LocalSpellings[] = {
     {ParsedAttr::AS_CXX11, "spmd::local"}, {ParsedAttr::AS_CXX11, "local"}};
 constexpr ParsedAttrInfo::Spelling WhenSpellings[] = {
@@ -1196,6 +1267,10 @@ struct AxisRankAttrInfo : SpmdAttrInfo {
   AxisRankAttrInfo()
       : SpmdAttrInfo(AttrWhich::AxisRank, AxisRankSpellings, 0, 15) {}
 };
+struct AxisGroupAttrInfo : SpmdAttrInfo {
+  AxisGroupAttrInfo()
+      : SpmdAttrInfo(AttrWhich::AxisGroup, AxisGroupSpellings, 0, 15) {}
+};
 struct LocalAttrInfo : SpmdAttrInfo {
   LocalAttrInfo() : SpmdAttrInfo(AttrWhich::Local, LocalSpellings, 0, 1) {}
 };
@@ -1222,6 +1297,9 @@ ParsedAttrInfoRegistry::Add<AxisSizeAttrInfo>
 ParsedAttrInfoRegistry::Add<AxisRankAttrInfo>
     RegisterAxisRank("spmd::axis_rank",
                      "the function returns this rank's index along an axis");
+ParsedAttrInfoRegistry::Add<AxisGroupAttrInfo>
+    RegisterAxisGroup("spmd::axis_group",
+                      "the object is the process group of an axis");
 ParsedAttrInfoRegistry::Add<LocalAttrInfo>
     RegisterLocal("spmd::local",
                   "a local region in global mode (local_map, spec 12.3)");

@@ -302,6 +302,10 @@ private:
     if (Callee) {
       if (const std::string *A = TU.Table.axisRankOf(Callee))
         return axisRank(CE, *A);
+      // A bound process group's rank (`pg->getRank()`, `group.rank()`):
+      // its axis only, not the global rank.
+      if (const std::string *A = groupQueryAxis(CE, TU.Table, GroupQuery::Rank))
+        return axisRank(CE, *A);
       const auto *MD = dyn_cast<CXXMethodDecl>(Callee);
       llvm::StringRef Name =
           Callee->getIdentifier() ? Callee->getName() : llvm::StringRef();
@@ -346,6 +350,9 @@ private:
     if (!E || Depth > MaxDepth || E->isValueDependent())
       return {};
     E = E->IgnoreParenImpCasts();
+    // A variable, parameter or data member declared to hold the rank.
+    if (const std::string *A = groupQueryAxis(E, TU.Table, GroupQuery::Rank))
+      return axisRank(E, *A);
     if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
       if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
         if (auto It = Vars.find(VD); It != Vars.end())

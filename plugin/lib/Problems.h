@@ -210,6 +210,10 @@ struct Problem {
   llvm::SmallVector<std::tuple<AxisId, PerAxisType, PerAxisType>, 2>
       LayoutTypes;
   Divergence Branch; ///< DivergentCollective
+  /// PathConflict: the number a branch between the two paths compares with
+  /// 1 as a size-1 guard does (`world_size_ == 1`), when it is not declared
+  /// to be an axis's size; null otherwise.
+  const clang::Expr *UndeclaredSize = nullptr;
   /// Found while analysing a body in one layout of its flags only
   /// ([[spmd::when]]): each flag and its value there.
   llvm::SmallVector<std::pair<const clang::FieldDecl *, bool>, 2> Layout;

@@ -917,6 +917,16 @@ bool Reporter::renderUse(const Problem &P, Pending &D) {
            "with the same type";
   D.Notes.push_back(originNote(A, *P.Axis));
   D.Notes.push_back(originNote(B, *P.Axis));
+  if (P.UndeclaredSize)
+    D.Notes.push_back(
+        {P.UndeclaredSize->getExprLoc(),
+         "if '" + sourceText(P.UndeclaredSize) +
+             "' is the number of ranks of an axis, declare it: "
+             "SPMD_AXIS_SIZE(axis) on the accessor, variable or data member "
+             "it comes from, or SPMD_AXIS_GROUP(axis) on the process group "
+             "it is read from; a branch taken only on one rank then "
+             "conflicts with no other path",
+         {}});
   return true;
 }
 

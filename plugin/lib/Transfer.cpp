@@ -1225,6 +1225,10 @@ std::optional<AxisId> Transfer::axisSizeOf(const Expr *E, unsigned Depth) {
   E = E->IgnoreParenCasts();
   if (std::optional<std::string> A = runtimeAxisSize(E, Ctx))
     return axis(*A);
+  // A bound process group's size (`pg->getSize()`, `group.world_size()`),
+  // or a variable or data member declared to hold the size.
+  if (const std::string *A = groupQueryAxis(E, TU.Table, GroupQuery::Size))
+    return axis(*A);
   if (const auto *CE = dyn_cast<CallExpr>(E)) {
     if (const FunctionDecl *F = CE->getDirectCallee())
       if (const std::string *A = TU.Table.axisSizeOf(F))
@@ -1235,6 +1239,42 @@ std::optional<AxisId> Transfer::axisSizeOf(const Expr *E, unsigned Depth) {
     if (const auto *VD = dyn_cast<VarDecl>(DRE->getDecl()))
       if (Depth == 0 && VD->isLocalVarDecl() && VD->getInit())
         return axisSizeOf(VD->getInit(), Depth + 1);
+  return std::nullopt;
+}
+
+/// Whether `size Op C` is true for size 1 only (0) or false for size 1
+/// only (1), as a size-1 guard is; nullopt when it is neither.
+static std::optional<unsigned> sizeOneShape(BinaryOperatorKind Op, int64_t C) {
+  auto Holds = [&](int64_t K) {
+    switch (Op) {
+    case BO_EQ:
+      return K == C;
+    case BO_NE:
+      return K != C;
+    case BO_LT:
+      return K < C;
+    case BO_LE:
+      return K <= C;
+    case BO_GT:
+      return K > C;
+    case BO_GE:
+      return K >= C;
+    default:
+      return false;
+    }
+  };
+  // Sizes are >= 1, and a comparison with a constant is monotone in the size
+  // or an equality: these sizes decide what it does on every size above 1.
+  bool Always = true, Never = true;
+  for (int64_t K : {int64_t(2), int64_t(3), C - 1, C, C + 1, int64_t(1) << 30})
+    if (K >= 2) {
+      Always &= Holds(K);
+      Never &= !Holds(K);
+    }
+  if (Holds(1) && Never)
+    return 0u; // true only on one rank
+  if (!Holds(1) && Always)
+    return 1u; // false only on one rank
   return std::nullopt;
 }
 
@@ -1266,38 +1306,88 @@ Transfer::sizeOneEdge(const Expr *Cond) {
   Expr::EvalResult R;
   if (!A || Other->isValueDependent() || !Other->EvaluateAsInt(R, Ctx))
     return std::nullopt;
-  int64_t C = R.Val.getInt().getSExtValue();
-  auto Holds = [&](int64_t K) {
-    switch (Op) {
-    case BO_EQ:
-      return K == C;
-    case BO_NE:
-      return K != C;
-    case BO_LT:
-      return K < C;
-    case BO_LE:
-      return K <= C;
-    case BO_GT:
-      return K > C;
-    case BO_GE:
-      return K >= C;
-    default:
-      return false;
-    }
-  };
-  // Sizes are >= 1, and a comparison with a constant is monotone in the size
-  // or an equality: these sizes decide what it does on every size above 1.
-  bool Always = true, Never = true;
-  for (int64_t K : {int64_t(2), int64_t(3), C - 1, C, C + 1, int64_t(1) << 30})
-    if (K >= 2) {
-      Always &= Holds(K);
-      Never &= !Holds(K);
-    }
-  if (Holds(1) && Never)
-    return std::make_pair(*A, 0u); // true only on one rank
-  if (!Holds(1) && Always)
-    return std::make_pair(*A, 1u); // false only on one rank
+  if (std::optional<unsigned> Edge =
+          sizeOneShape(Op, R.Val.getInt().getSExtValue()))
+    return std::make_pair(*A, *Edge);
   return std::nullopt;
+}
+
+/// The number \p Cond compares with a constant as a size-1 guard does, when
+/// it is a plain integer read (a variable, a data member or an accessor
+/// without arguments, not a tensor's `size(d)`); else null.
+static const Expr *guardLikeSize(const Expr *Cond, const ASTContext &Ctx) {
+  Cond = Cond ? Cond->IgnoreParenImpCasts() : nullptr;
+  if (const auto *UO = dyn_cast_or_null<UnaryOperator>(Cond))
+    return UO->getOpcode() == UO_LNot ? guardLikeSize(UO->getSubExpr(), Ctx)
+                                      : nullptr;
+  const auto *BO = dyn_cast_or_null<BinaryOperator>(Cond);
+  if (!BO)
+    return nullptr;
+  if (BO->isLogicalOp()) {
+    if (const Expr *L = guardLikeSize(BO->getLHS(), Ctx))
+      return L;
+    return guardLikeSize(BO->getRHS(), Ctx);
+  }
+  if (!BO->isComparisonOp())
+    return nullptr;
+  for (bool Swap : {false, true}) {
+    const Expr *Size = (Swap ? BO->getRHS() : BO->getLHS())->IgnoreParenCasts();
+    const Expr *Other = Swap ? BO->getLHS() : BO->getRHS();
+    BinaryOperatorKind Op =
+        Swap ? BinaryOperator::reverseComparisonOp(BO->getOpcode())
+             : BO->getOpcode();
+    Expr::EvalResult R;
+    if (!Size->getType()->isIntegerType() || Size->isValueDependent() ||
+        Other->isValueDependent() || !Other->EvaluateAsInt(R, Ctx) ||
+        Size->isEvaluatable(Ctx))
+      continue;
+    const auto *CE = dyn_cast<CallExpr>(Size);
+    if (!isa<DeclRefExpr>(Size) && !isa<MemberExpr>(Size) &&
+        !(CE && CE->getNumArgs() == 0))
+      continue;
+    if (sizeOneShape(Op, R.Val.getInt().getSExtValue()))
+      return Size;
+  }
+  return nullptr;
+}
+
+/// A size-1-guard-like condition (guardLikeSize) of an `if` or `?:` in
+/// \p Body one of whose sides holds \p A or \p B, whose number is not an
+/// axis size the checker knows: its number, else null.
+const Expr *Transfer::undeclaredSizeGuard(const Stmt *Body, SourceLocation A,
+                                          SourceLocation B, unsigned Depth) {
+  if (!Body || Depth > 64)
+    return nullptr;
+  const SourceManager &SM = Ctx.getSourceManager();
+  auto Holds = [&](const Stmt *S) {
+    if (!S)
+      return false;
+    SourceRange R = S->getSourceRange();
+    auto In = [&](SourceLocation L) {
+      return L.isValid() && R.isValid() &&
+             !SM.isBeforeInTranslationUnit(L, R.getBegin()) &&
+             !SM.isBeforeInTranslationUnit(R.getEnd(), L);
+    };
+    return In(A) || In(B);
+  };
+  const Expr *Cond = nullptr;
+  const Stmt *Then = nullptr, *Else = nullptr;
+  if (const auto *If = dyn_cast<IfStmt>(Body)) {
+    Cond = If->getCond();
+    Then = If->getThen();
+    Else = If->getElse();
+  } else if (const auto *CO = dyn_cast<ConditionalOperator>(Body)) {
+    Cond = CO->getCond();
+    Then = CO->getTrueExpr();
+    Else = CO->getFalseExpr();
+  }
+  if (Cond && (Holds(Then) || Holds(Else)))
+    if (const Expr *Size = guardLikeSize(Cond, Ctx); Size && !axisSizeOf(Size))
+      return Size;
+  for (const Stmt *C : Body->children())
+    if (const Expr *Size = undeclaredSizeGuard(C, A, B, Depth + 1))
+      return Size;
+  return nullptr;
 }
 
 /// A use of a value whose type differs between the paths that reach it.
@@ -1305,7 +1395,6 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
   const AxisFact *F = V.get(Axis);
   if (!F || !F->isConflict() || !reporting(DiagKind::PathConflict))
     return;
-  auto [A, B] = F->conflictPair();
   Problem P;
   P.Kind = DiagKind::PathConflict;
   P.Code = ProblemCode::PathConflict;
@@ -1313,8 +1402,16 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
   P.Range = E->getSourceRange();
   P.Subject = E;
   P.Axis = Axis;
-  P.Origins.push_back({nullptr, F->shown(A), F->originOf(A)});
-  P.Origins.push_back({nullptr, F->shown(B), F->originOf(B)});
+  if (F->numTypes() == 1) { // two known shard dims
+    P.Origins.push_back({nullptr, types::S(F->Shard), F->Origins[2]});
+    P.Origins.push_back({nullptr, types::S(F->Shard2), F->Origin2});
+  } else {
+    auto [A, B] = F->conflictPair();
+    P.Origins.push_back({nullptr, F->shown(A), F->originOf(A)});
+    P.Origins.push_back({nullptr, F->shown(B), F->originOf(B)});
+  }
+  P.UndeclaredSize = undeclaredSizeGuard(FD->getBody(), P.Origins[0].From.Loc,
+                                         P.Origins[1].From.Loc);
   report(std::move(P));
 }
 

@@ -170,6 +170,13 @@ public:
   /// The axis whose size \p E is: a call of an [[spmd::axis_size(axis)]]
   /// function, or a local variable initialised with one.
   std::optional<AxisId> axisSizeOf(const clang::Expr *E, unsigned Depth = 0);
+  /// For a path conflict between the origins \p A and \p B: the number
+  /// that a branch between them compares as a size-1 guard does, when it is
+  /// no declared axis size (the note says how to declare it); else null.
+  const clang::Expr *undeclaredSizeGuard(const clang::Stmt *Body,
+                                         clang::SourceLocation A,
+                                         clang::SourceLocation B,
+                                         unsigned Depth = 0);
   /// For a branch condition: the axis that has one rank on one of its edges,
   /// and which edge (0: true, 1: false).
   std::optional<std::pair<AxisId, unsigned>>

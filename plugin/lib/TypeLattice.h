@@ -120,7 +120,12 @@ struct AxisFact {
   /// (major); larger is further in. Only the order of positions matters (an
   /// axis gathered off the middle leaves a gap). 0 when Shard is unknown.
   int8_t Pos = 0;
+  /// A conflict between two known shard dims (Value::join: S(2) on one path,
+  /// S(1) on another): the other path's dim, else UnknownShard. The V bit's
+  /// origin is Shard's; Origin2 is Shard2's.
+  int8_t Shard2 = UnknownShard;
   Origin Origins[4];
+  Origin Origin2;
 
   /// A fact of one type; S(i) keeps its dim (callers outside global mode
   /// pass T.local()), and \p Pos its position within that dim's tuple.
@@ -162,12 +167,15 @@ struct AxisFact {
     return F;
   }
   unsigned numTypes() const { return llvm::popcount(unsigned(Mask & 15)); }
-  bool isConflict() const { return numTypes() >= 2; }
+  bool isConflict() const { return numTypes() >= 2 || isShardConflict(); }
+  /// Two paths gave two known, different shard dims (Shard and Shard2).
+  bool isShardConflict() const { return Shard2 != UnknownShard && (Mask & 4); }
   std::optional<PerAxisType> knownType() const {
     // One type bit and no unknown bit (no population count: asked per
     // operand, axis and op).
     unsigned Types = Mask & 15;
-    if ((Mask & UnknownBit) || Types == 0 || (Types & (Types - 1)))
+    if ((Mask & UnknownBit) || Types == 0 || (Types & (Types - 1)) ||
+        Shard2 != UnknownShard)
       return std::nullopt;
     return typeAt(llvm::countr_zero(Types));
   }
@@ -177,7 +185,15 @@ struct AxisFact {
   /// Set union; a type new to this fact brings its origin along.
   void join(const AxisFact &O) {
     if (O.Mask & 4) {
-      if ((Mask & 4) && Shard == UnmaskedRows) {
+      if (isShardConflict()) {
+        // A conflict of two dims stays one through later merges.
+      } else if (O.isShardConflict()) {
+        Shard = O.Shard;
+        Shard2 = O.Shard2;
+        Pos = 0;
+        Origins[2] = O.Origins[2];
+        Origin2 = O.Origin2;
+      } else if ((Mask & 4) && Shard == UnmaskedRows) {
         // Unmasked rows stay marked through any merge: only masking clears
         // them.
       } else if (O.Shard == UnmaskedRows) {
@@ -372,8 +388,18 @@ public:
         Out.push_back(*B++);
         Out.back().second.Mask |= AxisFact::UnknownBit;
       } else {
+        const AxisFact &X = A->second, &Y = B->second;
         Out.push_back(*A++);
-        Out.back().second.join((B++)->second);
+        if (std::optional<int> D = differentShards(X, Y, O.Rank)) {
+          // Two known shard dims meet: a conflict, not an unknown dim.
+          AxisFact &F = Out.back().second;
+          F.Shard2 = int8_t(*D);
+          F.Origin2 = Y.Origins[2];
+          F.Mask |= Y.Mask;
+          ++B;
+        } else {
+          Out.back().second.join((B++)->second);
+        }
       }
     }
     Axes = std::move(Out);
@@ -384,6 +410,27 @@ public:
     } else {
       Ones &= O.Ones;
     }
+  }
+  /// \p Y's shard dim when \p X (of this value's rank) and \p Y (of rank
+  /// \p YRank) are both exactly a known shard, S(a) and S(b), that are
+  /// different dims for certain: resolved with the rank when both ranks are
+  /// known and equal, else only when both are written from the same end.
+  /// Ranks known to differ say nothing (a dim was inserted on one path).
+  std::optional<int> differentShards(const AxisFact &X, const AxisFact &Y,
+                                     int8_t YRank) const {
+    if (X.Mask != 4 || Y.Mask != 4 || X.Shard2 != AxisFact::UnknownShard ||
+        Y.Shard2 != AxisFact::UnknownShard)
+      return std::nullopt;
+    std::optional<int> A = X.shardDim(), B = Y.shardDim();
+    if (!A || !B)
+      return std::nullopt;
+    if (Rank >= 0 && YRank >= 0) {
+      if (Rank != YRank)
+        return std::nullopt;
+      int NA = *A < 0 ? *A + Rank : *A, NB = *B < 0 ? *B + Rank : *B;
+      return NA != NB ? B : std::nullopt;
+    }
+    return (*A < 0) == (*B < 0) && *A != *B ? B : std::nullopt;
   }
   /// Equality of the facts (the type sets, not their origins): what decides
   /// whether the dataflow has converged.
@@ -396,6 +443,7 @@ public:
       if (X.Axes[I].first != Y.Axes[I].first ||
           X.Axes[I].second.Mask != Y.Axes[I].second.Mask ||
           X.Axes[I].second.Shard != Y.Axes[I].second.Shard ||
+          X.Axes[I].second.Shard2 != Y.Axes[I].second.Shard2 ||
           X.Axes[I].second.Pos != Y.Axes[I].second.Pos)
         return false;
     return true;

@@ -146,4 +146,4 @@ Tensor rank_branch_without_collective(SPMD_TYPE(tp = P) const Tensor& x,
 // --- the annotation -----------------------------------------------------------
 
 [[spmd::axis_rank(42)]] int64_t not_an_axis(); // expected-error {{'spmd::axis_rank' takes one spmd::Axis constant, the axis along which the function returns this rank's index, e.g. [[spmd::axis_rank(tp)]]}}
-[[spmd::axis_rank(tp)]] int64_t on_a_variable = 0; // expected-error {{'spmd::axis_rank' applies to}}
+[[spmd::axis_rank(tp)]] double on_a_variable = 0; // expected-error {{'spmd::axis_rank' on a variable or data member needs an integer type}}

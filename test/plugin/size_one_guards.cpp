@@ -84,4 +84,6 @@ Tensor flag_and_guard(SPMD_TYPE(tp = P) const Tensor& x, bool flag,
 // The attribute itself.
 [[spmd::axis_size]] int64_t no_axis(); // expected-error {{'spmd::axis_size' takes one spmd::Axis constant}}
 [[spmd::axis_size(tp, dp)]] int64_t two_axes(); // expected-error {{'spmd::axis_size' takes one spmd::Axis constant}}
-[[spmd::axis_size(tp)]] int not_a_function = 0; // expected-error {{'spmd::axis_size' applies to functions}}
+// On a variable or data member it holds the size (process_groups.cpp); a
+// bool holds no size.
+[[spmd::axis_size(tp)]] bool not_a_count = false; // expected-error {{'spmd::axis_size' on a variable or data member needs an integer type (it holds the number), not 'bool'}}

@@ -180,18 +180,27 @@ constexpr SpecAnnotation spec(
 #define SPMD_WHEN(...) [[spmd::when(__VA_ARGS__)]]
 /// `SPMD_UNLESS(flag, tp = P)`: the same for an instance whose flag is false.
 #define SPMD_UNLESS(...) [[spmd::unless(__VA_ARGS__)]]
-/// `SPMD_AXIS_SIZE(tp)`: the function returns the number of ranks of axis
-/// `tp` (size-1 bypass guards such as `if (tp_size() == 1) return x;`).
+/// `SPMD_AXIS_SIZE(tp)`: the function returns (on a variable, parameter or
+/// data member of integer type: it holds) the number of ranks of axis `tp`
+/// (size-1 bypass guards such as `if (tp_size() == 1) return x;`).
 #define SPMD_AXIS_SIZE(axis) [[spmd::axis_size(axis)]]
-/// `SPMD_AXIS_RANK(tp)`: the function returns this rank's index along axis
-/// `tp` (`tp_rank()`); a branch on it differs across the ranks of `tp`, so a
-/// collective over `tp` under it is a divergent collective.
+/// `SPMD_AXIS_RANK(tp)`: the function returns (the variable, parameter or
+/// data member holds) this rank's index along axis `tp` (`tp_rank()`); a
+/// branch on it differs across the ranks of `tp`, so a collective over `tp`
+/// under it is a divergent collective.
 #define SPMD_AXIS_RANK(axis) [[spmd::axis_rank(axis)]]
+/// `SPMD_AXIS_GROUP(tp)`: on a variable, parameter or data member of any
+/// type (a `c10d::ProcessGroup*`, an engine's own group class): the object
+/// is the process group of axis `tp`. Its size and rank queries
+/// (`getSize()`, `size()`, `world_size()`, `getRank()`, `rank()`) are then
+/// `tp`'s wherever the object appears.
+#define SPMD_AXIS_GROUP(axis) [[spmd::axis_group(axis)]]
 #else
 #define SPMD_WHEN(...)
 #define SPMD_UNLESS(...)
 #define SPMD_AXIS_SIZE(axis)
 #define SPMD_AXIS_RANK(axis)
+#define SPMD_AXIS_GROUP(axis)
 #define SPMD_TYPE(...)
 #define SPMD_MESH(...)
 #define SPMD_OP(...)

@@ -96,6 +96,9 @@ public:
   void setLocal(const clang::Decl *D, bool InferInputs = false);
   void setAxisSize(const clang::Decl *D, std::string Axis);
   void setAxisRank(const clang::Decl *D, std::string Axis);
+  /// [[spmd::axis_group(axis)]] on a variable, parameter or data member: the
+  /// object is the process group of \p Axis.
+  void setAxisGroup(const clang::Decl *D, std::string Axis);
   void addWhen(const clang::Decl *D, WhenAnnotation W);
 
   /// The declared type of a variable, parameter or field (for a parameter,
@@ -124,6 +127,15 @@ public:
   const std::string *axisSizeOf(const clang::FunctionDecl *FD) const;
   /// The axis whose rank \p FD returns ([[spmd::axis_rank(axis)]]), or null.
   const std::string *axisRankOf(const clang::FunctionDecl *FD) const;
+  /// The axis whose size the variable, parameter or data member \p D holds
+  /// ([[spmd::axis_size(axis)]] on it), or null.
+  const std::string *axisSizeOfVar(const clang::ValueDecl *D) const;
+  /// The axis along which \p D holds this rank's index
+  /// ([[spmd::axis_rank(axis)]] on it), or null.
+  const std::string *axisRankOfVar(const clang::ValueDecl *D) const;
+  /// The axis whose process group the variable, parameter or data member
+  /// \p D is ([[spmd::axis_group(axis)]]), or null.
+  const std::string *axisGroupOf(const clang::ValueDecl *D) const;
   /// The [[spmd::when]] / [[spmd::unless]] annotations of \p FD's result
   /// (Param = -1) or parameter \p Param, from the first redeclaration (or
   /// overridden method) that has any.
@@ -154,7 +166,8 @@ public:
   bool empty() const {
     return Types.empty() && Meshes.empty() && Ops.empty() &&
            Unchecked.empty() && AxisSizes.empty() && AxisRanks.empty() &&
-           Local.empty() && Imported.empty() && Whens.empty();
+           AxisGroups.empty() && Local.empty() && Imported.empty() &&
+           Whens.empty();
   }
 
   /// Precompiled headers and modules: Clang does not keep plugin attributes
@@ -248,6 +261,7 @@ private:
   mutable llvm::DenseMap<Key, bool> LocalInfer;
   mutable llvm::DenseMap<Key, std::string> AxisSizes;
   mutable llvm::DenseMap<Key, std::string> AxisRanks;
+  mutable llvm::DenseMap<Key, std::string> AxisGroups;
   /// Read from annotations files, by "kind:file:line:col": one line of
   /// write()'s format each, without the key.
   mutable llvm::StringMap<llvm::SmallVector<std::string, 1>> Imported;
