@@ -197,7 +197,7 @@ bool AnnotationTable::read(llvm::StringRef Text, const SourceManager &SM,
     unsigned Dummy;
     bool Ok = F.size() >= 5 && (F.size() - 5) % 4 == 0 &&
               !F[0].getAsInteger(10, Dummy) && !F.back().empty() &&
-              llvm::StringRef("TMOUAKL").contains(F.back().front());
+              llvm::StringRef("TMOUAKLG").contains(F.back().front());
     for (size_t I = 1; Ok && I + 1 < F.size(); I += 4)
       Ok = (I == 1 || F[I - 1] == "m") && !F[I + 1].getAsInteger(10, Dummy) &&
            !F[I + 2].getAsInteger(10, Dummy);
