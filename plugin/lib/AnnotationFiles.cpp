@@ -20,6 +20,7 @@
 //   U                                    [[spmd::unchecked]]
 //   A <axis>                             [[spmd::axis_size]]
 //   K <axis>                             [[spmd::axis_rank]]
+//   G <axis>                             [[spmd::axis_group]]
 //   L                                    [[spmd::local]]
 //
 //===----------------------------------------------------------------------===//
