@@ -38,6 +38,8 @@ const char* to_string(Backend backend) {
       return "nccl";
     case Backend::Fake:
       return "fake";
+    case Backend::Local:
+      return "local";
   }
   return "?";
 }
@@ -106,7 +108,8 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(
     Backend backend, int rank, int size,
     const c10::intrusive_ptr<c10d::Store>& store, const WorldOptions& opts,
     const std::string& what) {
-  if (backend == Backend::Fake || (size == 1 && backend == Backend::Gloo)) {
+  if (backend == Backend::Fake ||
+      (size == 1 && (backend == Backend::Gloo || backend == Backend::Local))) {
     // A one-rank CPU group never communicates; the fake group is exact there.
     // NCCL keeps its own one-rank group: CUDA streams and the communicator
     // are part of what a one-GPU run checks.
@@ -114,6 +117,8 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(
   }
   if (!store) throw InvalidArgument(what + ": a store is required");
   try {
+    if (backend == Backend::Local)
+      return make_local_process_group(store, rank, size, opts.timeout);
     if (backend == Backend::Gloo) {
       ignore_sigpipe_if_default();
       auto options = c10d::ProcessGroupGloo::Options::create(opts.timeout);

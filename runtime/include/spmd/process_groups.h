@@ -28,13 +28,18 @@ namespace spmd {
 
 /// The communication backends.
 enum class Backend {
-  Gloo,  ///< CPU tensors over TCP (c10d::ProcessGroupGloo).
-  Nccl,  ///< CUDA tensors; only in builds with SPMD_WITH_CUDA.
-  Fake,  ///< Single-process checking: rank r of a world of N, every
-         ///< collective completes at once with correctly shaped outputs.
+  Gloo,   ///< CPU tensors over TCP (c10d::ProcessGroupGloo).
+  Nccl,   ///< CUDA tensors; only in builds with SPMD_WITH_CUDA.
+  Fake,   ///< Single-process checking: rank r of a world of N, every
+          ///< collective completes at once with correctly shaped outputs.
+  Local,  ///< Ranks that are threads of one process sharing one store
+          ///< (spmd::testing::simulate): collectives meet in shared memory
+          ///< and move tensors by reference; real values, no sockets.
+          ///< The runtime treats its groups as Gloo groups (same checks,
+          ///< same dtypes). Not selectable by name (one process only).
 };
 
-/// "gloo", "nccl", "fake".
+/// "gloo", "nccl", "fake", "local".
 const char* to_string(Backend backend);
 /// Parses "gloo" / "nccl" / "fake". Errors: spmd::InvalidArgument naming
 /// the value and the accepted ones (and, for "nccl" in a CPU-only build,
@@ -145,6 +150,20 @@ class World {
 /// same data (exact for size 1); shapes and dtypes are always right.
 c10::intrusive_ptr<c10d::ProcessGroup> make_fake_process_group(int rank,
                                                                int size);
+
+/// A c10d process group of the local backend (Backend::Local): rank `rank`
+/// of `size` threads of this process that create their groups on the same
+/// `store`. Rank 0 publishes the group's rendezvous in the store, the others
+/// wait for it up to `timeout`. Every collective waits up to `timeout` for
+/// the other ranks; a rank that destroys its group makes the ranks waiting
+/// on it fail at once. Errors (as std::runtime_error, which the collectives
+/// turn into spmd::CollectiveError naming the collective and the axis): a
+/// timeout naming the ranks that did not arrive, a peer that left, ranks
+/// calling different collectives, a reduction other than SUM, PRODUCT, MIN
+/// or MAX.
+c10::intrusive_ptr<c10d::ProcessGroup> make_local_process_group(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    std::chrono::milliseconds timeout);
 
 /// Where this process sits in the job, as read from a launcher's environment.
 struct LaunchEnv {
