@@ -1,7 +1,7 @@
 // simulate_test.cpp - spmd::testing::simulate: every rank of a mesh in this
 // process with real values (the local backend, or Gloo on loopback) and in
-// fake mode (meta tensors, thousands of ranks); un-sharding by SPMD type; failing and hung
-// ranks give errors naming the rank instead of hanging.
+// fake mode (meta tensors, thousands of ranks); un-sharding by SPMD type;
+// failing and hung ranks give errors naming the rank instead of hanging.
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
