@@ -134,29 +134,37 @@ class Hub {
 };
 
 /// Hubs by id, so that a group's ranks find rank 0's hub through the store.
+/// An entry holds its hub until every other rank has joined: rank 0 may
+/// destroy its group (a mesh it no longer uses) before a slow peer joins,
+/// and that peer must still find the hub (and then learn that rank 0 left).
 class Registry {
  public:
   static Registry& get() {
     static Registry r;
     return r;
   }
-  uint64_t add(const std::shared_ptr<Hub>& hub) {
+  uint64_t add(std::shared_ptr<Hub> hub, int joiners) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = hubs_.begin(); it != hubs_.end();)
-      it = it->second.expired() ? hubs_.erase(it) : std::next(it);
-    hubs_[++next_] = hub;
+    hubs_[++next_] = {std::move(hub), joiners};
     return next_;
   }
-  std::shared_ptr<Hub> find(uint64_t id) {
+  std::shared_ptr<Hub> join(uint64_t id) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = hubs_.find(id);
-    return it == hubs_.end() ? nullptr : it->second.lock();
+    if (it == hubs_.end()) return nullptr;
+    std::shared_ptr<Hub> hub = it->second.hub;
+    if (--it->second.joiners <= 0) hubs_.erase(it);
+    return hub;
   }
 
  private:
+  struct Entry {
+    std::shared_ptr<Hub> hub;
+    int joiners;  // ranks still to join
+  };
   std::mutex mu_;
   uint64_t next_ = 0;
-  std::unordered_map<uint64_t, std::weak_ptr<Hub>> hubs_;
+  std::unordered_map<uint64_t, Entry> hubs_;
 };
 
 at::Tensor fold(const std::vector<at::Tensor>& xs, c10d::ReduceOp op) {
@@ -364,20 +372,24 @@ class LocalBackend : public compat::CollectiveBackend {
 
 c10::intrusive_ptr<c10d::ProcessGroup> make_local_process_group(
     const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    std::chrono::milliseconds rendezvous_timeout,
     std::chrono::milliseconds timeout) {
   static const std::string kKey = "spmd/local_hub";
   std::shared_ptr<Hub> hub;
   if (rank == 0) {
     hub = std::make_shared<Hub>(size, timeout);
-    store->set(kKey, c10::str(Registry::get().add(hub)));
+    store->set(kKey, c10::str(Registry::get().add(hub, size - 1)));
   } else {
-    store->wait({kKey}, timeout);
+    store->wait({kKey}, rendezvous_timeout);
     const std::vector<uint8_t> v = store->get(kKey);
-    hub = Registry::get().find(std::stoull(std::string(v.begin(), v.end())));
+    hub = Registry::get().join(std::stoull(std::string(v.begin(), v.end())));
     if (!hub)
       throw std::runtime_error(
-          "local backend: rank 0 of the group left before rank " +
-          std::to_string(rank) + " joined");
+          "local backend: the store names no live group "
+          "(rank " +
+          std::to_string(rank) +
+          " joined a group twice, or two groups share "
+          "one store prefix)");
   }
   // Registered as "gloo": the runtime then takes exactly the Gloo path
   // (its consistency check, dtype support, the all_to_all reduce-scatter),

@@ -60,6 +60,12 @@ struct WorldOptions {
   /// Bound on every collective and on rendezvous. A peer that does not arrive
   /// in time gives spmd::CollectiveError naming the collective and the axis.
   std::chrono::milliseconds timeout = default_timeout();
+  /// Bound on the rendezvous of the world group and of every sub-group
+  /// (DeviceMesh construction) alone; zero: `timeout`. A rank that does not
+  /// join in time gives spmd::CollectiveError naming the group. Tests give
+  /// rendezvous a generous bound and collectives a short one, so that a slow
+  /// start under load is not mistaken for a peer that never arrives.
+  std::chrono::milliseconds rendezvous_timeout{0};
   /// Gloo: the address this rank listens on. Empty: GLOO_SOCKET_IFNAME if
   /// set, else the host's default interface.
   std::string gloo_hostname;
@@ -154,15 +160,16 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_fake_process_group(int rank,
 /// A c10d process group of the local backend (Backend::Local): rank `rank`
 /// of `size` threads of this process that create their groups on the same
 /// `store`. Rank 0 publishes the group's rendezvous in the store, the others
-/// wait for it up to `timeout`. Every collective waits up to `timeout` for
-/// the other ranks; a rank that destroys its group makes the ranks waiting
-/// on it fail at once. Errors (as std::runtime_error, which the collectives
-/// turn into spmd::CollectiveError naming the collective and the axis): a
-/// timeout naming the ranks that did not arrive, a peer that left, ranks
-/// calling different collectives, a reduction other than SUM, PRODUCT, MIN
-/// or MAX.
+/// wait for it up to `rendezvous_timeout`. Every collective waits up to
+/// `timeout` for the other ranks; a rank that destroys its group makes the
+/// ranks waiting on it fail at once. Errors (as std::runtime_error, which the
+/// collectives turn into spmd::CollectiveError naming the collective and the
+/// axis): a timeout naming the ranks that did not arrive, a peer that left,
+/// ranks calling different collectives, a reduction other than SUM, PRODUCT,
+/// MIN or MAX.
 c10::intrusive_ptr<c10d::ProcessGroup> make_local_process_group(
     const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    std::chrono::milliseconds rendezvous_timeout,
     std::chrono::milliseconds timeout);
 
 /// Where this process sits in the job, as read from a launcher's environment.
