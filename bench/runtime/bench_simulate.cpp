@@ -122,10 +122,13 @@ struct Timing {
   double step_ms = 0;
 };
 
+spmd::Backend g_backend = spmd::Backend::Local;
+
 Timing simulate_ms(const Sizes& s, int64_t n_dp, int64_t n_tp, int rounds) {
   Whole w = make_whole(s);
   double best = 1e30, loop_s = 0;
   spmd::testing::SimulateOptions o;
+  o.backend = g_backend;
   o.steps = 1 + rounds * kRound;  // one warm-up step
   auto barrier = [](Rank& rank) {
     rank.mesh().world()->process_group()->barrier()->wait();
@@ -219,23 +222,28 @@ int run(int argc, char** argv) {
       s.seq = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--batch"))
       s.batch = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--backend") &&
+             (!std::strcmp(argv[i + 1], "local") ||
+              !std::strcmp(argv[i + 1], "gloo")))
+      g_backend = !std::strcmp(argv[i + 1], "gloo") ? spmd::Backend::Gloo
+                                                    : spmd::Backend::Local;
     else {
       std::fprintf(stderr,
                    "usage: bench_simulate [--rounds N] [--ranks 2,4,8,64] "
                    "[--fake-budget S] [--hidden N] [--ffn N] [--seq N] "
-                   "[--batch N]\n");
+                   "[--batch N] [--backend local|gloo]\n");
       return 2;
     }
   }
   if (rounds < 1) rounds = 1;
 
   std::printf(
-      "simulate (Gloo threads, one process): one training step of an MLP "
-      "block\n(seq %lld, batch %lld, hidden %lld, ffn %lld; forward, "
+      "simulate (%s backend, threads of one process): one training step of "
+      "an MLP block\n(seq %lld, batch %lld, hidden %lld, ffn %lld; forward, "
       "backward, dp all-reduce, SGD);\nper step: the best of %d rounds of "
       "%d steps, between barriers of all ranks\n\n",
-      (long long)s.seq, (long long)s.batch, (long long)s.hidden,
-      (long long)s.ffn, rounds, kRound);
+      spmd::to_string(g_backend), (long long)s.seq, (long long)s.batch,
+      (long long)s.hidden, (long long)s.ffn, rounds, kRound);
   const double one = single_ms(s, rounds * 4);
   std::printf(
       "| ranks | mesh | setup (s) | per step (ms) | one device (ms) | "

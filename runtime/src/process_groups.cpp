@@ -38,6 +38,8 @@ const char* to_string(Backend backend) {
       return "nccl";
     case Backend::Fake:
       return "fake";
+    case Backend::Local:
+      return "local";
   }
   return "?";
 }
@@ -106,17 +108,24 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(
     Backend backend, int rank, int size,
     const c10::intrusive_ptr<c10d::Store>& store, const WorldOptions& opts,
     const std::string& what) {
-  if (backend == Backend::Fake || (size == 1 && backend == Backend::Gloo)) {
+  if (backend == Backend::Fake ||
+      (size == 1 && (backend == Backend::Gloo || backend == Backend::Local))) {
     // A one-rank CPU group never communicates; the fake group is exact there.
     // NCCL keeps its own one-rank group: CUDA streams and the communicator
     // are part of what a one-GPU run checks.
     return make_fake_process_group(rank, size);
   }
   if (!store) throw InvalidArgument(what + ": a store is required");
+  const std::chrono::milliseconds rendezvous =
+      opts.rendezvous_timeout.count() > 0 ? opts.rendezvous_timeout
+                                          : opts.timeout;
   try {
+    if (backend == Backend::Local)
+      return make_local_process_group(store, rank, size, rendezvous,
+                                      opts.timeout);
     if (backend == Backend::Gloo) {
       ignore_sigpipe_if_default();
-      auto options = c10d::ProcessGroupGloo::Options::create(opts.timeout);
+      auto options = c10d::ProcessGroupGloo::Options::create(rendezvous);
       if (!opts.gloo_hostname.empty()) {
         options->devices.push_back(
             c10d::ProcessGroupGloo::createDeviceForHostname(
@@ -129,9 +138,12 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(
             c10d::ProcessGroupGloo::createDefaultDevice());
       }
       options->threads = 2;
-      return compat::wrap_backend(c10::make_intrusive<c10d::ProcessGroupGloo>(
-                                      store, rank, size, options),
-                                  store, rank, size, "gloo");
+      // The constructor connects (bounded by the rendezvous timeout);
+      // collectives are bounded by the collective timeout from then on.
+      auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size,
+                                                              options);
+      if (rendezvous != opts.timeout) gloo->setTimeout(opts.timeout);
+      return compat::wrap_backend(gloo, store, rank, size, "gloo");
     }
 #ifdef SPMD_WITH_CUDA
     if (backend == Backend::Nccl) {
@@ -145,7 +157,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_group(
   } catch (const SpmdError&) {
     throw;
   } catch (const std::exception& e) {
-    rethrow_rendezvous(what, rank, size, opts.timeout, e);
+    rethrow_rendezvous(what, rank, size, rendezvous, e);
   }
   throw InvalidArgument(std::string("backend '") + to_string(backend) +
                         "' is not available in this build");
@@ -184,6 +196,10 @@ std::shared_ptr<World> World::create(Backend backend, int rank, int size,
   }
   if (options.timeout.count() <= 0)
     throw InvalidArgument("World: the timeout must be positive");
+  if (options.rendezvous_timeout.count() < 0)
+    throw InvalidArgument(
+        "World: the rendezvous timeout must be positive (or zero: the "
+        "collective timeout)");
   std::shared_ptr<World> w(
       new World(backend, rank, size, std::move(store), std::move(options)));
   c10::intrusive_ptr<c10d::Store> world_store;

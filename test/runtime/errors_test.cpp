@@ -370,6 +370,25 @@ TEST(Timeouts, PeerThatNeverArrivesNamesTheCollectiveAndTheAxis) {
       std::chrono::milliseconds(1500));
 }
 
+// The rendezvous has its own bound: a missing rank fails the rendezvous in
+// rendezvous_timeout although collectives may wait far longer.
+TEST(Timeouts, RendezvousTimeoutIsSeparateFromTheCollectiveTimeout) {
+  for (Backend backend : {Backend::Gloo, Backend::Local}) {
+    auto store = c10::make_intrusive<c10d::HashStore>();
+    WorldOptions o;
+    o.timeout = std::chrono::milliseconds(120000);
+    o.rendezvous_timeout = std::chrono::milliseconds(300);
+    o.gloo_hostname = "127.0.0.1";
+    const auto start = std::chrono::steady_clock::now();
+    std::string msg = error_of<CollectiveError>(
+        [&] { World::create(backend, 1, 2, store, o); });
+    EXPECT_TRUE(contains(msg, "rendezvous")) << msg;
+    // A functional bound: far below the 120 s collective timeout.
+    EXPECT_LT(std::chrono::steady_clock::now() - start,
+              std::chrono::seconds(60));
+  }
+}
+
 TEST(Timeouts, RendezvousWithAMissingRankFails) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   WorldOptions o;

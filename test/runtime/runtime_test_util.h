@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <spmd/spmd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -20,9 +21,19 @@
 
 namespace spmd::testing {
 
+/// The time budget of one multi-rank test: ctest's TIMEOUT of these tests
+/// (test/runtime/CMakeLists.txt). Every bound below is derived from it, so
+/// that a rank's own timeout always fires (with a message naming the
+/// collective or the group) before ctest kills the process.
+inline constexpr std::chrono::milliseconds kTestBudget{120000};
 /// Collective timeout in tests: long enough for a loaded 2-core machine,
 /// short enough that a broken test fails instead of hanging.
-inline constexpr std::chrono::milliseconds kTestTimeout{30000};
+inline constexpr std::chrono::milliseconds kTestTimeout = kTestBudget / 4;
+/// Rendezvous timeout in tests (world group and every DeviceMesh sub-group):
+/// joining 8 Gloo ranks is the slowest step under load, and a test that
+/// shortens the collective timeout to see it fire keeps this one.
+inline constexpr std::chrono::milliseconds kRendezvousTimeout =
+    kTestBudget * 3 / 4;
 
 /// Runs `fn(world)` on `size` threads, one per rank, each with a Gloo World
 /// on 127.0.0.1. An exception in any rank fails the test with its rank.
@@ -43,6 +54,8 @@ inline void run_ranks(
       try {
         WorldOptions options;
         options.timeout = timeout;
+        // Joining may be slow under load; only collectives get `timeout`.
+        options.rendezvous_timeout = std::max(timeout, kRendezvousTimeout);
         options.gloo_hostname = "127.0.0.1";
         auto world = World::create(Backend::Gloo, r, size, store, options);
         worlds[r] = world;

@@ -28,13 +28,18 @@ namespace spmd {
 
 /// The communication backends.
 enum class Backend {
-  Gloo,  ///< CPU tensors over TCP (c10d::ProcessGroupGloo).
-  Nccl,  ///< CUDA tensors; only in builds with SPMD_WITH_CUDA.
-  Fake,  ///< Single-process checking: rank r of a world of N, every
-         ///< collective completes at once with correctly shaped outputs.
+  Gloo,   ///< CPU tensors over TCP (c10d::ProcessGroupGloo).
+  Nccl,   ///< CUDA tensors; only in builds with SPMD_WITH_CUDA.
+  Fake,   ///< Single-process checking: rank r of a world of N, every
+          ///< collective completes at once with correctly shaped outputs.
+  Local,  ///< Ranks that are threads of one process sharing one store
+          ///< (spmd::testing::simulate): collectives meet in shared memory
+          ///< and move tensors by reference; real values, no sockets.
+          ///< The runtime treats its groups as Gloo groups (same checks,
+          ///< same dtypes). Not selectable by name (one process only).
 };
 
-/// "gloo", "nccl", "fake".
+/// "gloo", "nccl", "fake", "local".
 const char* to_string(Backend backend);
 /// Parses "gloo" / "nccl" / "fake". Errors: spmd::InvalidArgument naming
 /// the value and the accepted ones (and, for "nccl" in a CPU-only build,
@@ -55,6 +60,12 @@ struct WorldOptions {
   /// Bound on every collective and on rendezvous. A peer that does not arrive
   /// in time gives spmd::CollectiveError naming the collective and the axis.
   std::chrono::milliseconds timeout = default_timeout();
+  /// Bound on the rendezvous of the world group and of every sub-group
+  /// (DeviceMesh construction) alone; zero: `timeout`. A rank that does not
+  /// join in time gives spmd::CollectiveError naming the group. Tests give
+  /// rendezvous a generous bound and collectives a short one, so that a slow
+  /// start under load is not mistaken for a peer that never arrives.
+  std::chrono::milliseconds rendezvous_timeout{0};
   /// Gloo: the address this rank listens on. Empty: GLOO_SOCKET_IFNAME if
   /// set, else the host's default interface.
   std::string gloo_hostname;
@@ -145,6 +156,21 @@ class World {
 /// same data (exact for size 1); shapes and dtypes are always right.
 c10::intrusive_ptr<c10d::ProcessGroup> make_fake_process_group(int rank,
                                                                int size);
+
+/// A c10d process group of the local backend (Backend::Local): rank `rank`
+/// of `size` threads of this process that create their groups on the same
+/// `store`. Rank 0 publishes the group's rendezvous in the store, the others
+/// wait for it up to `rendezvous_timeout`. Every collective waits up to
+/// `timeout` for the other ranks; a rank that destroys its group makes the
+/// ranks waiting on it fail at once. Errors (as std::runtime_error, which the
+/// collectives turn into spmd::CollectiveError naming the collective and the
+/// axis): a timeout naming the ranks that did not arrive, a peer that left,
+/// ranks calling different collectives, a reduction other than SUM, PRODUCT,
+/// MIN or MAX.
+c10::intrusive_ptr<c10d::ProcessGroup> make_local_process_group(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+    std::chrono::milliseconds rendezvous_timeout,
+    std::chrono::milliseconds timeout);
 
 /// Where this process sits in the job, as read from a launcher's environment.
 struct LaunchEnv {

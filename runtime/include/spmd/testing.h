@@ -1,7 +1,8 @@
 // spmd/testing.h - check a whole SPMD program on one machine, in one process:
-// every rank of a mesh as a thread with real values (Gloo on loopback), or
-// every rank of a large mesh with the fake backend and meta tensors (types and
-// shapes, no values), and equivalence with the single-device program.
+// every rank of a mesh as a thread with real values (the in-process local
+// backend or Gloo), or every rank of a large mesh with the fake backend and
+// meta tensors (types and shapes, no values), and equivalence with the
+// single-device program.
 //
 //   auto sim = spmd::testing::simulate({{dp, 2}, {tp, 4}}, [&](Rank& rank) {
 //     at::Tensor w = rank.local(full_w, {dp = R, tp = S(0)});
@@ -36,8 +37,9 @@ namespace spmd::testing {
 
 /// How simulate runs the ranks.
 enum class Mode {
-  /// One thread per rank, each with its own Gloo World on 127.0.0.1 over a
-  /// shared in-process store: real collectives, real values.
+  /// One thread per rank, each with its own World over a shared in-process
+  /// store: real collectives, real values. The backend is
+  /// SimulateOptions::backend (the in-process local backend by default).
   Values,
   /// The fake backend (spmd::World::fake): ranks run one after another with
   /// no peers, every collective completes at once with the right shapes.
@@ -49,6 +51,11 @@ enum class Mode {
 /// Options of simulate and expect_equivalent.
 struct SimulateOptions {
   Mode mode = Mode::Values;
+  /// Mode::Values only: Backend::Local (default: collectives meet in shared
+  /// memory and move tensors by reference between the rank threads) or
+  /// Backend::Gloo (real Gloo groups on 127.0.0.1, for tests of the Gloo
+  /// path itself). Errors: std::invalid_argument for any other backend.
+  Backend backend = Backend::Local;
   /// Bound on every collective and on the rendezvous (WorldOptions::timeout).
   /// Once one rank has finished (or failed), the others are waited for
   /// twice this long; a rank still running then is reported as hung.
@@ -292,12 +299,12 @@ using SingleProgram = std::function<void(Single&)>;
 
 /// Runs `program` once per rank of a mesh of `shape` inside this process and
 /// returns every rank's records. Each rank gets its own World and
-/// DeviceMesh (current while `program` runs). Mode::Values: threads, Gloo on
-/// loopback; Mode::Fake: one rank after another on the fake backend. Throws
-/// SimulationError when a rank throws or hangs (never blocks longer than
-/// `options.deadline`, plus `options.timeout`); std::invalid_argument for a
-/// bad shape or options. A hung rank's thread cannot be stopped: it is left
-/// detached.
+/// DeviceMesh (current while `program` runs). Mode::Values: threads on
+/// SimulateOptions::backend; Mode::Fake: one rank after another on the fake
+/// backend. Throws SimulationError when a rank throws or hangs (never blocks
+/// longer than `options.deadline`, plus `options.timeout`);
+/// std::invalid_argument for a bad shape or options. A hung rank's thread
+/// cannot be stopped: it is left detached.
 Simulation simulate(const std::vector<MeshDim>& shape,
                     const RankProgram& program,
                     const SimulateOptions& options = {});

@@ -1,10 +1,12 @@
-// simulate.cpp - every rank of a mesh inside this process: threads over Gloo
-// on loopback (real values) or the fake backend rank after rank (shapes).
+// simulate.cpp - every rank of a mesh inside this process: threads over the
+// local backend or Gloo on loopback (real values) or the fake backend rank
+// after rank (shapes).
 //
 // Ranks reuse the runtime's own World / DeviceMesh creation, so what runs is
 // what runs under torchrun, minus the processes. A rank that throws destroys
-// its World on the way out, which closes its Gloo connections, so peers
-// blocked on it fail at once instead of waiting for the timeout.
+// its World on the way out, which leaves its groups (closes its Gloo
+// connections), so peers blocked on it fail at once instead of waiting for the
+// timeout.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <spmd/checker.h>
@@ -78,6 +80,12 @@ void validate(const std::vector<MeshDim>& shape, const SimulateOptions& o) {
   if (o.timeout.count() <= 0 || o.deadline.count() <= 0)
     throw std::invalid_argument(
         "simulate: timeout and deadline must be positive");
+  if (o.mode == Mode::Values && o.backend != Backend::Local &&
+      o.backend != Backend::Gloo)
+    throw std::invalid_argument(
+        std::string("simulate: backend '") + to_string(o.backend) +
+        "' cannot run Mode::Values; use Backend::Local (default) or "
+        "Backend::Gloo");
   if (o.steps < 0) throw std::invalid_argument("simulate: steps must be >= 0");
   if (o.intra_op_threads < 1)
     throw std::invalid_argument("simulate: intra_op_threads must be >= 1");
@@ -189,9 +197,9 @@ bool is_communication_failure(const std::exception_ptr& e) {
   throw SimulationError(os.str(), std::move(failures));
 }
 
-// One thread per rank, each with its own World over Gloo on a shared
-// HashStore; a rank publishes its slot when it finishes (or fails) and then
-// waits for the release.
+// One thread per rank, each with its own World (local backend or Gloo) on a
+// shared HashStore; a rank publishes its slot when it finishes (or fails) and
+// then waits for the release.
 std::vector<std::thread> start_ranks(const std::shared_ptr<Shared>& shared,
                                      const std::vector<MeshDim>& shape,
                                      const RankProgram& program,
@@ -221,7 +229,7 @@ std::vector<std::thread> start_ranks(const std::shared_ptr<Shared>& shared,
         WorldOptions wo;
         wo.timeout = options.timeout;
         wo.gloo_hostname = "127.0.0.1";
-        run_rank(World::create(Backend::Gloo, r, size, store, wo), shape,
+        run_rank(World::create(options.backend, r, size, store, wo), shape,
                  program, options, local.records, [&] {
                    publish();
                    std::unique_lock<std::mutex> lock(shared->mu);

@@ -1,7 +1,7 @@
 // simulate_test.cpp - spmd::testing::simulate: every rank of a mesh in this
-// process with real values (Gloo on loopback) and in fake mode (meta
-// tensors, thousands of ranks); un-sharding by SPMD type; failing and hung
-// ranks give errors naming the rank instead of hanging.
+// process with real values (the local backend, or Gloo on loopback) and in
+// fake mode (meta tensors, thousands of ranks); un-sharding by SPMD type;
+// failing and hung ranks give errors naming the rank instead of hanging.
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -323,6 +323,59 @@ TEST(SimulateErrors, AHungRankIsReportedNotWaitedFor) {
   EXPECT_THAT(e.what(), HasSubstr("rank 1 (tp=1) hung: did not finish within "
                                   "1000 ms (twice the timeout) after the "
                                   "first rank finished"));
+}
+
+// The local backend (the default) and Gloo give the same values for every
+// collective the runtime maps onto c10d (all_reduce, all_gather,
+// reduce_scatter through all_to_all, all_to_all with split dims), on a
+// two-axis mesh whose sub-groups are not contiguous ranges.
+TEST(SimulateBackends, LocalAndGlooAgreeOnEveryCollective) {
+  auto program = [](Rank& rank) {
+    const double r = double(rank.rank());
+    at::Tensor x = at::arange(8, at::kDouble).reshape({2, 4}) * (r + 1);
+    rank.record("sum", spmd::all_reduce(x, tp, P, R), {tp = R});
+    rank.record("gathered", spmd::all_gather(x, dp, S(0), R), {dp = R});
+    rank.record("scattered", spmd::reduce_scatter(x, tp, P, S(1)), {tp = S(1)});
+    rank.record("moved", spmd::all_to_all(x, tp, S(1), S(0)), {tp = S(0)});
+    rank.record("max", spmd::all_reduce(at::full({1}, r), dp, P, R), {dp = R});
+  };
+  SimulateOptions local = quick();
+  SimulateOptions gloo = quick();
+  gloo.backend = spmd::Backend::Gloo;
+  auto a = simulate({{dp, 2}, {tp, 2}}, program, local);
+  auto b = simulate({{dp, 2}, {tp, 2}}, program, gloo);
+  for (int r = 0; r < 4; ++r)
+    for (const char* name : {"sum", "gathered", "scattered", "moved", "max"})
+      EXPECT_TRUE(at::equal(a.value(r, name), b.value(r, name)))
+          << name << " on rank " << r;
+}
+
+// A collective that a peer never calls names the collective, the axis and,
+// from the local backend, the rank that did not arrive.
+TEST(SimulateErrors, LocalBackendTimeoutNamesTheMissingRank) {
+  auto e = simulation_error([&] {
+    simulate(
+        {{tp, 3}},
+        [](Rank& rank) {
+          if (rank.rank() != 2) spmd::all_reduce(at::ones({2}), tp, P, R);
+        },
+        quick(std::chrono::milliseconds(1000)));
+  });
+  EXPECT_THAT(e.what(), HasSubstr("all_reduce on axis 'tp'"));
+  EXPECT_THAT(e.what(), HasSubstr("waiting for rank(s) 2 of the group"));
+}
+
+TEST(SimulateErrors, ValuesModeNeedsAThreadBackend) {
+  SimulateOptions o = quick();
+  o.backend = spmd::Backend::Fake;
+  try {
+    simulate(
+        {{tp, 2}}, [](Rank&) {}, o);
+    ADD_FAILURE() << "simulate accepted the fake backend in Mode::Values";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("use Backend::Local (default) or "
+                                    "Backend::Gloo"));
+  }
 }
 
 TEST(SimulateErrors, BadRecordsAndOptions) {
