@@ -834,4 +834,70 @@ Result<TensorType> apply_inplace(std::string_view op_name,
   return result;
 }
 
+// ---------------------------------------------------------------------------
+// Writes through aliases (spec §6.11.1).
+// ---------------------------------------------------------------------------
+bool is_view_op(std::string_view name) {
+  if (name.substr(0, 6) == "aten::") name.remove_prefix(6);
+  if (auto dot = name.find('.'); dot != std::string_view::npos)
+    name = name.substr(0, dot);
+  static constexpr std::string_view kViews[] = {
+      "alias",      "as_strided",   "contiguous",
+      "detach",     "diagonal",     "expand",
+      "expand_as",  "flatten",      "imag",
+      "movedim",    "moveaxis",     "narrow",
+      "permute",    "real",         "reshape",
+      "reshape_as", "select",       "slice",
+      "squeeze",    "swapaxes",     "swapdims",
+      "t",          "transpose",    "unflatten",
+      "unfold",     "unsqueeze",    "view",
+      "view_as",    "view_as_real", "view_as_complex",
+      "mT",         "mH",           "T",
+      "H",          "adjoint"};
+  for (std::string_view v : kViews)
+    if (name == v) return true;
+  return false;
+}
+
+Result<std::optional<TensorType>> apply_alias_write(
+    std::string_view op_name, const std::optional<TensorType>& alias,
+    const TensorType& written, bool requires_grad) {
+  if (!alias) return std::optional<TensorType>();
+  TensorType result = *alias;
+  for (const auto& [axis, after] : written.map()) {
+    auto prev = alias->get(axis);
+    if (!prev || *prev == after) continue;
+    const bool same_data = [](TypeKind k) {
+      return k == TypeKind::Replicate || k == TypeKind::Invariant;
+    }(after.kind);
+    if (prev->kind == TypeKind::Varying && same_data) continue;
+    const bool widening =
+        after.kind == TypeKind::Varying && (prev->kind == TypeKind::Replicate ||
+                                            prev->kind == TypeKind::Invariant);
+    if (widening && !requires_grad) {
+      result.set(axis, after);
+      continue;
+    }
+    TypeError e;
+    e.kind = ErrorKind::SpmdTypeError;
+    e.axis = axis;
+    e.expected = to_string(*prev);
+    e.actual = to_string(after);
+    e.message = std::string(op_name) + ": in-place write of a " +
+                to_string(after) + " value on axis " + axis +
+                " through a view would leave another tensor that shares its "
+                "storage (the base or another view), typed " +
+                to_string(*prev) + ", holding data that no type denotes";
+    if (widening)
+      e.message +=
+          " (it requires grad, so it cannot widen to V: that would change "
+          "its gradient contract)";
+    e.fix =
+        "Clone the view before writing to it (auto v = x.view(...).clone()), "
+        "or write through the base so that its type is checked";
+    return e;
+  }
+  return std::optional<TensorType>(std::move(result));
+}
+
 }  // namespace spmd::core

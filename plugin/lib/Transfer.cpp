@@ -291,6 +291,8 @@ void Transfer::declStmt(const DeclStmt *DS) {
         }
       }
     }
+    if (Init)
+      noteViewBinding(VD, Init); // spec §6.11.1
     // The initializer's value is the arena's already: held, not copied.
     unsigned I = varIndex(VD);
     Cur = Init ? Cur.setShared(I, &eval(Init), Arena)

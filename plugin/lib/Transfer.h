@@ -625,6 +625,20 @@ private:
       DeclaredValues;
   /// Reference variables bound to a variable or a field (never rebound).
   llvm::DenseMap<const clang::VarDecl *, const clang::ValueDecl *> Aliases;
+  /// Variables initialised with a view of another variable or field
+  /// (`auto v = x.view(-1);`, never reassigned), mapped to the root of the
+  /// storage they view (spec §6.11.1).
+  llvm::DenseMap<const clang::VarDecl *, const clang::ValueDecl *> ViewBases;
+
+  /// Records \p VD as a view of a variable when \p Init is a chain of view
+  /// ops (core::is_view_op) on a variable or a field (TransferOps.cpp).
+  void noteViewBinding(const clang::VarDecl *VD, const clang::Expr *Init);
+  /// The in-place op \p CE wrote a value of type \p Out into \p Written:
+  /// retypes its view base and sibling views, or reports the write when one
+  /// of them cannot take it (core::apply_alias_write, spec §6.11.1).
+  void writeThroughAliases(const clang::CallExpr *CE, llvm::StringRef Name,
+                           const clang::ValueDecl *Written,
+                           const clang::Expr *Mutated, const Value &Out);
 };
 
 } // namespace spmd::plugin

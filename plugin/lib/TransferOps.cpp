@@ -29,7 +29,159 @@ const Expr *mutatedOperand(const Expr *Receiver,
   return Args.empty() ? nullptr : Args[0];
 }
 
+/// Whether \p VD is assigned anywhere in \p Body after its declaration (then
+/// its initializer does not say what storage it views).
+bool isAssignedIn(const VarDecl *VD, const Stmt *Body) {
+  if (!Body)
+    return true;
+  auto Names = [VD](const Expr *E) {
+    const auto *D = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    return D && D->getDecl() == VD;
+  };
+  if (const auto *BO = dyn_cast<BinaryOperator>(Body))
+    if (BO->isAssignmentOp() && Names(BO->getLHS()))
+      return true;
+  if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(Body))
+    if (OC->getOperator() == OO_Equal && OC->getNumArgs() == 2 &&
+        Names(OC->getArg(0)))
+      return true;
+  for (const Stmt *C : Body->children())
+    if (C && isAssignedIn(VD, C))
+      return true;
+  return false;
+}
+
 } // namespace
+
+void Transfer::noteViewBinding(const VarDecl *VD, const Expr *Init) {
+  if (VD->getType()->isReferenceType() || !Types.isTensor(VD->getType()))
+    return;
+  // Down a chain of view ops to the tensor they view.
+  const Expr *E = skipTransparent(Init, Types);
+  bool SawView = false;
+  for (unsigned Depth = 0; E && Depth < 16; ++Depth) {
+    const Expr *Next = nullptr;
+    if (const auto *MC = dyn_cast<CXXMemberCallExpr>(E)) {
+      const CXXMethodDecl *M = MC->getMethodDecl();
+      if (M && M->getIdentifier() && core::is_view_op(M->getName()))
+        Next = MC->getImplicitObjectArgument();
+    } else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(E)) {
+      // `x[i]` with an integer index is select; a tensor index copies.
+      if (OC->getOperator() == OO_Subscript && OC->getNumArgs() == 2 &&
+          OC->getArg(1)->getType()->isIntegerType())
+        Next = OC->getArg(0);
+    } else if (const auto *CE = dyn_cast<CallExpr>(E)) {
+      const FunctionDecl *F = CE->getDirectCallee();
+      if (F && F->getIdentifier() && CE->getNumArgs() > 0 &&
+          core::is_view_op(F->getName()))
+        Next = CE->getArg(0);
+    }
+    if (!Next)
+      break;
+    SawView = true;
+    E = skipTransparent(Next, Types);
+  }
+  if (!SawView || !E)
+    return;
+  const ValueDecl *Base = nullptr;
+  if (const VarDecl *B = namedVar(E, Types)) {
+    Base = B;
+    if (const ValueDecl *T = Aliases.lookup(B))
+      Base = T;
+    else if (const ValueDecl *R = ViewBases.lookup(B))
+      Base = R;
+  } else {
+    Base = namedField(E, Types);
+  }
+  if (Base && Base != VD && !isAssignedIn(VD, FD->getBody()))
+    ViewBases[VD] = Base;
+}
+
+void Transfer::writeThroughAliases(const CallExpr *CE, llvm::StringRef Name,
+                                   const ValueDecl *Written,
+                                   const Expr *Mutated, const Value &Out) {
+  if (!Written || ViewBases.empty())
+    return;
+  const ValueDecl *Root = Written;
+  if (const auto *WV = dyn_cast<VarDecl>(Written))
+    if (const ValueDecl *R = ViewBases.lookup(WV))
+      Root = R;
+  llvm::SmallVector<const ValueDecl *, 4> Group;
+  if (Root != Written)
+    Group.push_back(Root);
+  for (const auto &[View, Base] : ViewBases)
+    if (Base == Root && View != Written)
+      Group.push_back(View);
+  // (DenseMap order is not source order: sorted, for stable diagnostics.)
+  llvm::sort(Group, [](const ValueDecl *A, const ValueDecl *B) {
+    return A->getLocation() < B->getLocation();
+  });
+  const core::TensorType Wrote = knownPart(Out);
+  for (const ValueDecl *M : Group) {
+    const TypeAnnotation *A = isa<FieldDecl>(M)
+                                  ? TU.Table.typeOf(cast<FieldDecl>(M))
+                                  : declaredType(M);
+    if (A && isRebindable(M) && !holdsDeclared(M, *A))
+      A = nullptr;
+    Value Before;
+    if (A) {
+      Before = declared(*A, {A->Loc, OriginKind::Declared});
+    } else if (isa<FieldDecl>(M)) {
+      continue; // an undeclared field is not tracked
+    } else {
+      auto It = VarIndex.find(M);
+      const Value *V = It == VarIndex.end() ? nullptr : Cur.get(It->second);
+      if (!V)
+        continue;
+      Before = *V;
+    }
+    core::TensorType BeforeKnown = knownPart(Before);
+    if (BeforeKnown.empty())
+      continue;
+    core::Result<std::optional<core::TensorType>> R =
+        core::apply_alias_write(std::string(Name), BeforeKnown, Wrote, false);
+    std::optional<core::TypeError> Err;
+    if (!R.ok())
+      Err = R.error();
+    else if (A && R.value() && !(*R.value() == BeforeKnown)) {
+      // A declared tensor keeps its declared type: a view may not change it.
+      core::TypeError E;
+      E.kind = core::ErrorKind::SpmdTypeError;
+      E.message = std::string(Name) +
+                  ": in-place write through a view "
+                  "changes '" +
+                  M->getNameAsString() + "', declared " +
+                  BeforeKnown.to_string() + ", to " + R.value()->to_string();
+      E.fix = "Clone the view before writing to it, or declare '" +
+              M->getNameAsString() + "' with the written type";
+      Err = E;
+    }
+    if (Err) {
+      Problem P;
+      P.Kind = DiagKind::InPlace;
+      P.Code = ProblemCode::InPlace;
+      P.Loc = CE->getExprLoc();
+      P.Range = CE->getSourceRange();
+      P.Call = CE;
+      P.Subject = Mutated;
+      P.Error = std::move(*Err);
+      report(std::move(P));
+      continue;
+    }
+    if (A || !R.value())
+      continue;
+    Value After = Before;
+    for (const auto &[Axis, T] : R.value()->map()) {
+      AxisId Id = axis(Axis);
+      const AxisFact *OF = Out.get(Id);
+      if (Before.get(Id) && Before.get(Id)->knownType() == T)
+        continue;
+      After.set(Id, AxisFact::known(T, OF ? OF->originOf(T)
+                                          : Before.get(Id)->originOf(T)));
+    }
+    setVar(M, After);
+  }
+}
 
 /// A tensor operand. Conflicts and unknowns are reported at the use; a
 /// conflicting axis then counts as unknown.
@@ -420,10 +572,12 @@ Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
     D.Mutated = Mutated;
     D.Declared = A;
     checkAgainst(AsLocal, *A, D, CE);
+    writeThroughAliases(CE, Name, VD, Mutated, Out);
     return Before;
   }
   if (VD && Types.isTensor(VD->getType()))
     setVar(VD, Out);
+  writeThroughAliases(CE, Name, VD, Mutated, Out);
   return Out;
 }
 

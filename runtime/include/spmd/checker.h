@@ -251,6 +251,17 @@ const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
                               PerAxisType dst,
                               SourceLocation loc = SourceLocation::current());
 
+/// R <-> I retag for a tensor without gradient (spec §8.2
+/// reinterpret_no_grad): R and I hold the same values on every rank and
+/// differ only in their backward contract, so with no gradient the type on
+/// `axis` (R or I) simply becomes `dst`. The data is not touched; returns x.
+/// Singleton axes are skipped; a no-op without a guard. Throws UsageError
+/// when x requires grad or `dst` is not R or I, SpmdTypeError when `axis` is
+/// not in x's type or its type there is not R or I.
+const at::Tensor& reinterpret_no_grad(
+    const at::Tensor& x, const Axis& axis, PerAxisType dst,
+    SourceLocation loc = SourceLocation::current());
+
 /// The loss check of spec §6.15 on `loss`'s tracked type (I and P allowed,
 /// R and V rejected with the fix, untyped rejected when strict). Throws
 /// SpmdTypeError. `loss.backward()` without a gradient performs this check

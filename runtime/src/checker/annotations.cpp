@@ -394,6 +394,46 @@ const at::Tensor& mutate_type(const at::Tensor& x, PerAxisType src,
   return mutate_axes(x, ups);
 }
 
+const at::Tensor& reinterpret_no_grad(const at::Tensor& x, const Axis& axis,
+                                      PerAxisType dst, SourceLocation loc) {
+  ThreadState* st = active_state();
+  if (st == nullptr) return x;
+  spmd::detail::CallSiteScope site("reinterpret_no_grad", loc);
+  auto same_data = [](PerAxisType t) {
+    return t.local() == spmd::types::R || t.local() == spmd::types::I;
+  };
+  if (x.requires_grad())
+    throw UsageError(
+        "reinterpret_no_grad: the tensor requires grad, and R and I differ "
+        "only in their gradients. Fix: retag x.detach(), or use "
+        "spmd::reinterpret(x, axis, src, dst), which types the backward");
+  if (!same_data(dst))
+    throw UsageError("reinterpret_no_grad: dst must be R or I, got " +
+                     core::to_string(dst) +
+                     ". Fix: use spmd::reinterpret or spmd::convert");
+  const Ctx& ctx = current_ctx(*st);
+  if (ctx.mesh && ctx.mesh->is_singleton(axis.name)) return x;
+  TypeRef cur = type_of(x);
+  std::optional<PerAxisType> src =
+      cur ? cur->get(axis.name) : std::optional<PerAxisType>();
+  if (!src || !same_data(*src)) {
+    const std::string name = axis.name;
+    core::TypeError e;
+    e.kind = core::ErrorKind::SpmdTypeError;
+    e.axis = axis.name;
+    e.message = src ? "reinterpret_no_grad: the type on axis " + name + " is " +
+                          core::to_string(*src) + ", not R or I"
+                    : "reinterpret_no_grad: axis " + name +
+                          " is not in the tensor's SPMD type";
+    e.fix = src ? "only R and I hold the same values on every rank; use "
+                  "spmd::convert for other types"
+                : "annotate the axis first with spmd::assert_type";
+    throw_with_context(e, "  In reinterpret_no_grad(\n    x: " +
+                              describe_tensor(x) + ",\n  )");
+  }
+  return mutate_axes(x, {{axis.name, *src, dst}});
+}
+
 void check_loss(const at::Tensor& loss, SourceLocation loc) {
   ThreadState* st = active_state();
   if (st == nullptr) return;

@@ -185,6 +185,26 @@ void typecheck_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
     if (m.error) error = m.error.get();
     mutated_after[i] = m.type;
   }
+  // Writes through aliases (spec §6.11.1): the base and the other views of
+  // each mutated tensor's storage take the written value's type too.
+  std::optional<core::TypeError> alias_error;
+  c10::SmallVector<std::pair<at::Tensor, TypeRef>, 4> alias_after;
+  for (std::size_t i = 0; error == nullptr && i < c.mutated.size(); ++i) {
+    for (at::Tensor& a : typed_aliases(c.mutated[i].tensor)) {
+      TypeRef before = type_of(a);
+      core::Result<std::optional<TensorType>> r = core::apply_alias_write(
+          e.info.name,
+          before ? std::optional<TensorType>(*before) : std::nullopt,
+          *inferred.type, a.requires_grad());
+      if (!r.ok()) {
+        alias_error = r.error();
+        error = &*alias_error;
+        break;
+      }
+      if (r.value() && intern(*r.value()) != before)
+        alias_after.emplace_back(std::move(a), intern(*r.value()));
+    }
+  }
   if (error != nullptr) {
     const core::TypeError copy = *error;
     std::vector<c10::IValue> saved(args, args + e.num_args);
@@ -223,6 +243,7 @@ void typecheck_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet ks,
   }
   for (std::size_t i = 0; i < c.mutated.size(); ++i)
     stamp(c.mutated[i].tensor, mutated_after[i]);
+  for (auto& [a, type] : alias_after) stamp(a, type);
   if (st->trace) trace_line(e, c, out);
 }
 

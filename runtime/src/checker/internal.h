@@ -15,6 +15,7 @@
 #include <ATen/core/ivalue.h>
 #include <ATen/core/stack.h>
 #include <c10/core/DispatchKeySet.h>
+#include <c10/util/SmallVector.h>
 #include <spmd/checker.h>
 #include <spmd/core/error.h>
 #include <spmd/core/global_collectives.h>
@@ -88,6 +89,10 @@ void stamp(const at::Tensor& t, TypeRef type, ShardRef shards);
 void stamp_global(const at::Tensor& t, const core::GlobalType& g);
 /// Removes the entry of `impl`.
 void erase_type(const c10::TensorImpl* impl);
+/// The live typed tensors other than `t` whose bytes overlap `t`'s in the
+/// same storage: its base and other views (spec §6.11.1). Strided tensors
+/// only; empty for a tensor without storage or elements.
+c10::SmallVector<at::Tensor, 4> typed_aliases(const at::Tensor& t);
 /// Number of entries; sweep drops dead ones first.
 std::size_t store_size();
 std::size_t sweep_store();

@@ -104,14 +104,116 @@ TEST(CheckerViews, InPlaceOnAViewRetypesTheView) {
   at::Tensor row = x[1];
   row.add_(typed({tp = V}, {6}));  // widening R -> V on the view
   EXPECT_EQ(type_str(row), "{tp: V}");
-  // Like the reference, types belong to tensor objects: the base keeps its
-  // own type (documented in docs/runtime-checker.md).
-  EXPECT_EQ(type_str(x), "{tp: R}");
+  // The write changed the base's data too, so the base is retyped
+  // (spec §6.11.1).
+  EXPECT_EQ(type_str(x), "{tp: V}");
   at::Tensor y = typed({tp = R}, {4});
   at::Tensor out = y.mul_(2.0).add_(1.0).clamp_(0.0, 1.0);
   EXPECT_TRUE(out.is_same(y));
   EXPECT_EQ(type_str(y), "{tp: R}");
   EXPECT_TYPE_ERROR(typed({tp = P}, {4}).relu_(), "non-linear");
+}
+
+// Aliasing (spec §6.11.1): an in-place write through one tensor retypes
+// every live typed tensor whose bytes overlap it in the same storage.
+
+TEST(CheckerAliasing, ViewAddRetypesTheBaseAndOtherViews) {
+  checker::TypecheckGuard guard;
+  at::Tensor x = typed({tp = R}, {4, 6});
+  at::Tensor row2 = x[2];              // a live view made before the write
+  at::Tensor top = x.narrow(0, 0, 1);  // overlaps the write
+  at::Tensor flat = x.view(-1);
+  flat.add_(typed({tp = V}, {24}));
+  EXPECT_EQ(type_str(flat), "{tp: V}");
+  EXPECT_EQ(type_str(x), "{tp: V}");
+  EXPECT_EQ(type_str(row2), "{tp: V}");
+  EXPECT_EQ(type_str(top), "{tp: V}");
+  EXPECT_EQ(type_str(x * 2.0), "{tp: V}");
+  // A view made after the write inherits the new type.
+  EXPECT_EQ(type_str(x[0]), "{tp: V}");
+}
+
+TEST(CheckerAliasing, OnlyOverlappingViewsAreRetyped) {
+  checker::TypecheckGuard guard;
+  at::Tensor x = typed({tp = R}, {4, 6});
+  at::Tensor head = x.narrow(0, 0, 2);
+  at::Tensor tail = x.narrow(0, 2, 2);  // disjoint bytes
+  head.mul_(typed({tp = V}, {2, 6}));
+  EXPECT_EQ(type_str(head), "{tp: V}");
+  EXPECT_EQ(type_str(x), "{tp: V}");
+  EXPECT_EQ(type_str(tail), "{tp: R}");
+  // Writing the same type changes nothing.
+  at::Tensor p = typed({tp = P}, {4, 6});
+  at::Tensor pv = p.narrow(1, 0, 3);
+  pv.mul_(2.0);
+  EXPECT_EQ(type_str(p), "{tp: P}");
+  // Unrelated tensors of the same shape are untouched.
+  at::Tensor other = typed({tp = R}, {4, 6});
+  EXPECT_EQ(type_str(other), "{tp: R}");
+}
+
+TEST(CheckerAliasing, SelectCopyRetypesTheBase) {
+  checker::TypecheckGuard guard;
+  at::Tensor x = typed({tp = R}, {3, 4});
+  x[1].copy_(typed({tp = V}, {4}));
+  EXPECT_EQ(type_str(x), "{tp: V}");
+  // A write of R data into a V base keeps it V (V absorbs R and I).
+  at::Tensor y = typed({tp = V}, {3, 4});
+  y[0].copy_(typed({tp = R}, {4}));
+  EXPECT_EQ(type_str(y), "{tp: V}");
+}
+
+TEST(CheckerAliasing, AWriteToTheBaseRetypesItsViews) {
+  checker::TypecheckGuard guard;
+  at::Tensor x = typed({tp = R}, {2, 3, 4});
+  at::Tensor a = x[0];
+  at::Tensor b = a.view(-1);  // a view of a view
+  b.add_(typed({tp = V}, {12}));
+  EXPECT_EQ(type_str(a), "{tp: V}");
+  EXPECT_EQ(type_str(x), "{tp: V}");
+  at::Tensor z = typed({tp = R}, {4, 4});
+  at::Tensor zt = z.t();
+  z.add_(typed({tp = V}, {4, 4}));
+  EXPECT_EQ(type_str(zt), "{tp: V}");
+}
+
+TEST(CheckerAliasing, WritingVaryingDataIntoAGradLeafThroughDetachIsRejected) {
+  checker::TypecheckGuard guard;
+  at::Tensor w = typed({tp = R}, {3});
+  w.requires_grad_(true);
+  at::Tensor data = w.detach();  // shares w's storage, no grad
+  std::string msg = spmd_error([&] { data.add_(typed({tp = V}, {3})); });
+  EXPECT_NE(msg.find("shares its storage"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Clone the view"), std::string::npos) << msg;
+  EXPECT_EQ(type_str(w), "{tp: R}");
+  // A replicated update (an all-reduced gradient) is fine.
+  data.add_(typed({tp = R}, {3}));
+  EXPECT_EQ(type_str(w), "{tp: R}");
+}
+
+TEST(CheckerAnnotations, ReinterpretNoGradRetagsRAndI) {
+  checker::TypecheckGuard guard(mesh_of({{"tp", 2}, {"dp", 2}, {"one", 1}}));
+  at::Tensor x = typed({tp = R}, {3});
+  EXPECT_TRUE(checker::reinterpret_no_grad(x, tp, I).is_same(x));
+  EXPECT_EQ(type_str(x), "{tp: I}");
+  checker::reinterpret_no_grad(x, tp, R);
+  EXPECT_EQ(type_str(x), "{tp: R}");
+  checker::reinterpret_no_grad(x, one, I);  // singleton: skipped
+  EXPECT_EQ(type_str(x), "{tp: R}");
+  EXPECT_NE(spmd_error<UsageError>([&] {
+              checker::reinterpret_no_grad(x, tp, V);
+            }).find("dst must be R or I"),
+            std::string::npos);
+  EXPECT_TYPE_ERROR(checker::reinterpret_no_grad(typed({tp = V}, {3}), tp, R),
+                    "is V, not R or I");
+  EXPECT_TYPE_ERROR(checker::reinterpret_no_grad(typed({dp = R}, {3}), tp, I),
+                    "not in the tensor's SPMD type");
+  at::Tensor w = typed({tp = R}, {3});
+  w.requires_grad_(true);
+  EXPECT_NE(spmd_error<UsageError>([&] {
+              checker::reinterpret_no_grad(w, tp, I);
+            }).find("requires grad"),
+            std::string::npos);
 }
 
 TEST(CheckerViews, NoGradAndDetachKeepTypes) {
@@ -305,6 +407,41 @@ TEST(CheckerCollectives, TypedAllReduceAndAllGatherRoundTrip) {
       u = at::ones({2});
     }
     EXPECT_TYPE_ERROR(all_reduce(u, tp, P, R), "no type for axis");
+  });
+}
+
+// Spec §6.11.1 on real ranks: after x.view(-1).add_(v) with x R and v V the
+// ranks hold different x, so x is V; its gather equals the one-device value
+// (each rank's x side by side), and using x where R is required is refused.
+TEST(CheckerCollectives, InPlaceThroughAViewTypesTheBaseByItsValues) {
+  run_mesh({{tp, 2}}, [](const DeviceMesh& mesh) {
+    checker::TypecheckGuard guard;
+    const double r = mesh.rank();
+    at::Tensor x, v;
+    {
+      checker::NoTypecheckGuard paused;
+      x = at::arange(4, at::kFloat).view({2, 2});
+      v = at::full({4}, r);
+    }
+    assert_type(x, {tp = R});
+    assert_type(v, {tp = V});
+    at::Tensor row = x[1];
+    x.view(-1).add_(v);
+    EXPECT_EQ(type_str(x), "{tp: V}");
+    EXPECT_EQ(type_str(row), "{tp: V}");
+    at::Tensor y = x * 2.0;
+    EXPECT_EQ(type_str(y), "{tp: V}");
+    at::Tensor g = all_gather(y.view(-1), tp, S(0), R);
+    EXPECT_EQ(type_str(g), "{tp: R}");
+    {
+      checker::NoTypecheckGuard paused;
+      // One device: rank 0's x is arange(4), rank 1's is arange(4) + 1.
+      at::Tensor base = at::arange(4, at::kFloat);
+      at::Tensor expected = at::cat({base * 2.0, (base + 1.0) * 2.0});
+      EXPECT_TRUE(TensorEq(g, expected));
+    }
+    // Typed R (the old answer), x would pass as replicated data here.
+    EXPECT_TYPE_ERROR(convert(x, tp, R, S(0)), "expected input type R");
   });
 }
 

@@ -175,6 +175,25 @@ Result<TensorType> apply_inplace(std::string_view op_name,
                                  const TensorType& inferred,
                                  bool requires_grad);
 
+/// Whether the op `name` (a method or function name, `aten::` prefix and
+/// overload allowed: "view", "aten::select.int", "narrow") may return a tensor
+/// sharing its input's storage (spec §6.11.1): the view ops, and those that
+/// may return their input itself (`contiguous`, `reshape`). Front ends that
+/// cannot see storage (the plugin) use it to know which names alias.
+bool is_view_op(std::string_view name);
+
+/// Aliasing rule (spec §6.11.1): an in-place write of a value typed `written`
+/// through one tensor also changes every other tensor whose memory overlaps
+/// it (its base, other views of the same storage). `alias` is such a tensor's
+/// type before the write; returns its type after. Per axis: unchanged when
+/// equal; V absorbs R and I writes; R or I widen to V only when the alias did
+/// not require grad; anything else (P mixed with another type, R with I) is
+/// an SpmdTypeError naming the axis, with the fix (clone the view first, or
+/// write through the base). An untyped alias stays untyped (nullopt).
+Result<std::optional<TensorType>> apply_alias_write(
+    std::string_view op_name, const std::optional<TensorType>& alias,
+    const TensorType& written, bool requires_grad);
+
 }  // namespace spmd::core
 
 #endif  // SPMD_CORE_PROPAGATION_H
