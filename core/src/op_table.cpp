@@ -40,6 +40,16 @@ OpRow factory(std::string_view name) {
   return r;
 }
 
+OpRow module(OpRow r, std::string_view impl) {
+  r.stock_module = impl;
+  return r;
+}
+
+OpRow attributes_only(OpRow r) {
+  r.attributes_from_others = true;
+  return r;
+}
+
 OpRow metadata(std::string_view name) {
   OpRow r = row(name, IntArgs::None);
   r.metadata = true;
@@ -104,17 +114,22 @@ std::vector<OpRow> build_table() {
       row("slice", I::None, A::View),
       // Writes through an index or a mask (a zero fill under a mask is
       // masked_fill's rule; spec §6.11).
-      row("index_put", I::Unread),
+      row("index_put", I::None),
       row("masked_fill", I::None),
-      row("index_fill", I::FirstDim),
+      row("index_fill", I::None),
       row("copy", I::None),
       row("zero", I::None),
       row("fill", I::None),
       // dtype/device conversion: the type passes through (spec §6.5).
-      row("to", I::None),
+      attributes_only(row("to", I::None)),
       row("type_as", I::None),
       row("contiguous", I::None),
-      row("dropout", I::None),
+      module(row("dropout", I::None), "DropoutImpl"),
+      module(row("relu", I::None), "ReLUImpl"),
+      module(row("gelu", I::None), "GELUImpl"),
+      module(row("silu", I::None), "SiLUImpl"),
+      module(row("tanh", I::None), "TanhImpl"),
+      module(row("sigmoid", I::None), "SigmoidImpl"),
       // Factories whose first integer list is the shape (§6.10).
       factory("zeros"),
       factory("ones"),
@@ -208,7 +223,17 @@ Aliasing aliasing_of(std::string_view name) {
   const OpRow* r = find_op(name);
   if (r != nullptr && r->metadata) return Aliasing::None;
   if (is_inplace_name(name)) return Aliasing::InPlace;
+  // libtorch's out= variants: "relu_out", "at::add_out".
+  std::string bare = bare_name(name);
+  if (bare.size() > 4 && bare.compare(bare.size() - 4, 4, "_out") == 0)
+    return Aliasing::Out;
   return r != nullptr ? r->aliasing : Aliasing::None;
+}
+
+const OpRow* find_stock_module(std::string_view class_name) {
+  for (const OpRow& r : op_table())
+    if (!r.stock_module.empty() && r.stock_module == class_name) return &r;
+  return nullptr;
 }
 
 bool is_shape_factory(std::string_view name) {
@@ -224,6 +249,11 @@ bool has_same_rank_operands(std::string_view name) {
 bool is_metadata_op(std::string_view name) {
   const OpRow* r = find_op(name);
   return r != nullptr && r->metadata;
+}
+
+bool gives_attributes_only(std::string_view name, int position) {
+  const OpRow* r = find_op(name);
+  return position > 0 && r != nullptr && r->attributes_from_others;
 }
 
 ShardingArgs sharding_args_from_ints(

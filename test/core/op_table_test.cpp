@@ -47,6 +47,9 @@ TEST(OpTable, Aliasing) {
   EXPECT_EQ(aliasing_of("aten::index_put_"), Aliasing::InPlace);
   EXPECT_EQ(aliasing_of("aten::index_put"), Aliasing::None);
   EXPECT_EQ(aliasing_of("add"), Aliasing::None);
+  EXPECT_EQ(aliasing_of("at::relu_out"), Aliasing::Out);
+  EXPECT_EQ(aliasing_of("__add__"), Aliasing::None);
+  EXPECT_EQ(aliasing_of("__iadd__"), Aliasing::InPlace);
   EXPECT_EQ(aliasing_of("cat"), Aliasing::None);
   // Bookkeeping is not an in-place write of a tensor's values.
   EXPECT_EQ(aliasing_of("aten::requires_grad_"), Aliasing::None);
@@ -63,6 +66,12 @@ TEST(OpTable, MetadataFactoriesAndRanks) {
   EXPECT_TRUE(has_same_rank_operands("stack"));
   EXPECT_TRUE(has_same_rank_operands("concat"));
   EXPECT_FALSE(has_same_rank_operands("add"));
+}
+
+TEST(OpTable, StockModules) {
+  ASSERT_NE(find_stock_module("DropoutImpl"), nullptr);
+  EXPECT_EQ(find_stock_module("DropoutImpl")->name, "dropout");
+  EXPECT_EQ(find_stock_module("LinearImpl"), nullptr);  // holds weights
 }
 
 using Ints = std::vector<std::vector<std::optional<long>>>;

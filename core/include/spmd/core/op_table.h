@@ -59,6 +59,14 @@ struct OpRow {
   /// Metadata or autograd bookkeeping: the runtime passes it through untyped
   /// (spec §5.2 step 3); the plugin never types its result as a tensor.
   bool metadata = false;
+  /// Tensor operands after the first give only their dtype and device, not
+  /// their values or type (`Tensor::to(other)`): the result has operand 0's
+  /// type.
+  bool attributes_from_others = false;
+  /// The implementation class of libtorch's stock module that applies this
+  /// op and holds no tensors (`torch::nn::DropoutImpl`: "DropoutImpl"); its
+  /// forward(x) is the op on x. Empty when none.
+  std::string_view stock_module;
 };
 
 /// Every row of the table, in a stable order (the differential test walks
@@ -72,8 +80,10 @@ const std::vector<OpRow>& op_table();
 /// their aliasing. nullptr when the op is not in the table.
 const OpRow* find_op(std::string_view name);
 
-/// The aliasing of a spelled op: InPlace for an in-place name
-/// (is_inplace_name), else the row's aliasing, else None.
+/// The aliasing of a spelled op: None for metadata ops ("requires_grad_"),
+/// InPlace for an in-place name (is_inplace_name: "add_", "operator+="), Out
+/// for libtorch's out= variants ("relu_out"), else the row's aliasing, else
+/// None.
 Aliasing aliasing_of(std::string_view name);
 
 /// The structural arguments (dims, sizes, normalized_ndim) of a call of
@@ -85,12 +95,18 @@ ShardingArgs sharding_args_from_ints(
     std::string_view canon,
     const std::vector<std::vector<std::optional<long>>>& ints);
 
+/// The row whose stock_module is `class_name` ("DropoutImpl"), or nullptr.
+const OpRow* find_stock_module(std::string_view class_name);
+
 /// find_op(name) && row->shape_factory.
 bool is_shape_factory(std::string_view name);
 /// find_op(name) && row->same_rank_operands.
 bool has_same_rank_operands(std::string_view name);
 /// find_op(name) && row->metadata.
 bool is_metadata_op(std::string_view name);
+/// find_op(name) && row->attributes_from_others: tensor operand `position`
+/// (> 0) of the op contributes no type (Tensor::to(other)).
+bool gives_attributes_only(std::string_view name, int position);
 
 }  // namespace spmd::core
 
