@@ -116,6 +116,11 @@ bool zero_fills(std::string_view op, const std::vector<MaskOperand>& operands,
   std::string n = canonical_op_name(op);
   if (n == "masked_fill")
     return marked == 0 && operands.size() == 3 && is_zero(operands[2]);
+  // index_put_({mask}, 0): one bool mask index and a zero value is
+  // masked_fill_(mask, 0).
+  if (n == "index_put")
+    return marked == 0 && operands.size() == 3 && operands[1].tensor &&
+           is_mask(operands[1].mask) && is_zero(operands[2]);
   if (n == "mul") {
     if (operands.size() != 2) return false;
     const MaskOperand& other = operands[1 - marked];

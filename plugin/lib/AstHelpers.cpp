@@ -312,9 +312,20 @@ void listElements(const Expr *E, TypeClassifier &Types,
       break;
   }
   if (const auto *ILE = dyn_cast<InitListExpr>(L))
-    for (const Expr *I : ILE->inits())
-      if (Types.isTensor(I->getType()))
+    for (const Expr *I : ILE->inits()) {
+      if (Types.isTensor(I->getType())) {
         Out.push_back(I);
+        continue;
+      }
+      // A subscript made from a tensor (`x.index_put_({mask}, 0)`: an
+      // at::indexing::TensorIndex).
+      const auto *C = dyn_cast<CXXConstructExpr>(I->IgnoreParenImpCasts());
+      const CXXRecordDecl *RD =
+          C ? C->getType()->getAsCXXRecordDecl() : nullptr;
+      if (RD && RD->getIdentifier() && RD->getName() == "TensorIndex" &&
+          C->getNumArgs() == 1 && Types.isTensor(C->getArg(0)->getType()))
+        Out.push_back(C->getArg(0));
+    }
 }
 
 const Expr *seeThroughOptional(const Expr *E, TypeClassifier &Types) {

@@ -24,6 +24,7 @@
 #include "clang/Sema/Sema.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <spmd/core/per_axis_type.h>
 
@@ -513,7 +514,7 @@ const char *attrName(AttrWhich W) {
   case AttrWhich::Unless:
     return "spmd::unless";
   }
-  return "spmd";
+  llvm_unreachable("every AttrWhich has a spelling");
 }
 
 /// Parses one `axis = type` expression. On failure reports at \p E and

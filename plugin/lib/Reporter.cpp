@@ -6,6 +6,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <spmd/core/annotation_rules.h>
 #include <spmd/core/propagation.h>
@@ -47,7 +48,7 @@ const char *originText(OriginKind K) {
     return "passed here (the local region's input types are inferred from "
            "the arguments at its calls)";
   }
-  return "from here";
+  llvm_unreachable("every OriginKind has a text");
 }
 
 /// One line: a core message part never holds a newline, but a diagnostic
@@ -351,8 +352,10 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
     core::Status S =
         core::check_mesh_complete(P.Type, Mesh, describe(P.Subject),
                                   "the function's mesh [[spmd::mesh]]");
+    // Transfer::checkMesh reported the problem because this same check
+    // failed on the same type and mesh.
     if (S.ok())
-      return; // unreachable: the transfer found the axis missing
+      llvm_unreachable("MissingMeshAxis reported for a complete type");
     D.Text = oneLine(S.error().message);
     D.Notes.push_back({P.Mesh->Loc, "mesh declared here", {}});
     addCoreAdvice(S.error(), D);

@@ -12,6 +12,7 @@
 
 #include <spmd/core/annotation_rules.h>
 #include <spmd/core/collectives.h>
+#include <spmd/core/op_table.h>
 
 using namespace clang;
 
@@ -775,6 +776,19 @@ std::optional<Value> Transfer::evalForwarded(const CallExpr *CE,
     }
     if (TU.Table.isAnnotatedFunction(G))
       return callAnnotated(CE, G, Next);
+    // A stock module without tensors (torch::nn::Dropout): its forward is
+    // the op of the core's table.
+    if (const auto *MD = dyn_cast<CXXMethodDecl>(G);
+        MD && MD->getIdentifier() && MD->getName() == "forward" &&
+        isInTorchNamespace(MD->getParent()) && MD->getParent()->getIdentifier())
+      if (const core::OpRow *Row =
+              core::find_stock_module(MD->getParent()->getName())) {
+        llvm::SmallVector<const Expr *, 4> OpArgs;
+        for (const Expr *A : Next)
+          if (A)
+            OpArgs.push_back(A);
+        return evalTensorOp(CE, std::string(Row->name), nullptr, OpArgs);
+      }
     F = G;
     Args = std::move(Next);
   }

@@ -13,6 +13,8 @@
 
 #include "Transfer.h"
 
+#include <spmd/core/op_table.h>
+
 using namespace clang;
 
 namespace spmd::plugin {
@@ -60,13 +62,13 @@ const Expr *addressed(const Expr *A) {
 }
 
 /// Whether the name of an op writes its first tensor: libtorch's in-place
-/// methods and functions end in `_` (`add_`, `copy_`, `index_put_`), its out=
-/// variants in `_out`.
+/// methods and functions (`add_`, `copy_`, `index_put_`) and its out=
+/// variants (`relu_out`), by the core's op table.
 bool writingName(const FunctionDecl *F) {
   if (!F || !F->getIdentifier())
     return false;
-  llvm::StringRef N = F->getName();
-  return (N.ends_with("_") && !N.ends_with("__")) || N.ends_with("_out");
+  core::Aliasing A = core::aliasing_of(F->getName());
+  return A == core::Aliasing::InPlace || A == core::Aliasing::Out;
 }
 
 /// Whether \p S, a visible body, may write \p P: assigns it, calls an

@@ -11,6 +11,7 @@
 #include "clang/AST/ParentMapContext.h"
 
 #include <spmd/core/collectives.h>
+#include <spmd/core/op_table.h>
 
 #include <cstring>
 
@@ -271,8 +272,15 @@ Value Transfer::evalTensorOp(const CallExpr *CE, llvm::StringRef Name,
   int Pos = 0;
   if (Receiver)
     addTensorOperand(Ops, Receiver, Pos++);
-  for (const Expr *A : Args)
+  for (const Expr *A : Args) {
+    // `x.to(other)` takes only other's dtype and device (the op table).
+    if (Types.isTensor(A->getType()) &&
+        core::gives_attributes_only(Name, Pos)) {
+      ++Pos;
+      continue;
+    }
     addArgument(Ops, A, Pos++);
+  }
 
   const InferVerdict &R = infer(Name, Info, Ops);
   if (R.Error) {

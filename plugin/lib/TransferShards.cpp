@@ -16,6 +16,7 @@
 
 #include <spmd/core/global_collectives.h>
 #include <spmd/core/masks.h>
+#include <spmd/core/op_table.h>
 #include <spmd/core/partition_spec.h>
 #include <spmd/core/sharding_propagation.h>
 
@@ -302,83 +303,17 @@ std::optional<IntList> intList(const Expr *E, const ASTContext &Ctx) {
 }
 
 /// The structural arguments of an op (dims, sizes, keepdim) from its
-/// integer arguments \p L in call order, for the op rules that read them.
-/// Known is false when an argument a rule needs is not a constant.
+/// integer arguments \p L in call order, for the op rules that read them;
+/// which argument is which comes from the core's op table.
 core::ShardingArgs shardingArgs(llvm::StringRef Canon,
                                 llvm::ArrayRef<IntList> L) {
-  core::ShardingArgs SA;
-  auto Dims = [&](size_t From, size_t To) {
-    SA.has_dims = true;
-    for (size_t I = From; I < To && I < L.size(); ++I)
-      for (const std::optional<long> &D : L[I]) {
-        if (!D)
-          SA.known = false;
-        SA.dims.push_back(D.value_or(0));
-      }
-  };
-  auto Sizes = [&](size_t From, size_t To) {
-    for (size_t I = From; I < To && I < L.size(); ++I)
-      SA.sizes.insert(SA.sizes.end(), L[I].begin(), L[I].end());
-  };
-  if (llvm::is_contained({"transpose", "swapaxes", "swapdims", "movedim",
-                          "moveaxis", "permute"},
-                         Canon)) {
-    Dims(0, L.size());
-  } else if (llvm::is_contained(
-                 {"view", "reshape", "expand", "broadcast_to", "repeat"},
-                 Canon)) {
-    Sizes(0, L.size());
-  } else if (Canon == "flatten") {
-    if (!L.empty())
-      Dims(0, 2);
-  } else if (Canon == "unflatten") {
-    Dims(0, 1);
-    Sizes(1, 2);
-  } else if (llvm::is_contained({"softmax", "log_softmax", "cumsum", "cumprod",
-                                 "sort", "argsort", "unsqueeze", "squeeze",
-                                 "select", "narrow", "index_select", "unbind",
-                                 "cat", "concat", "stack", "flip"},
-                                Canon)) {
-    if (!L.empty())
-      Dims(0, 1);
-    else if (Canon == "cat" || Canon == "concat" || Canon == "stack" ||
-             Canon == "unbind")
-      Dims(1, 1); // dim defaults to 0
-    if (Canon == "cat" || Canon == "concat" || Canon == "stack" ||
-        Canon == "unbind")
-      if (SA.dims.empty())
-        SA.dims.push_back(0);
-  } else if (Canon == "roll") {
-    // roll(shifts, dims): without dims it rolls the flattened tensor.
-    if (L.size() > 1)
-      Dims(1, 2);
-  } else if (Canon == "repeat_interleave") {
-    // (repeats, dim) with a constant count; one list is either the count
-    // without a dim or the dim after a tensor of counts: not read.
-    if (L.size() > 1)
-      Dims(1, 2);
-    else if (L.size() == 1)
-      SA.known = false;
-  } else if (llvm::is_contained({"chunk", "split", "tensor_split"}, Canon)) {
-    if (L.size() > 1)
-      Dims(1, 2);
-    else {
-      SA.has_dims = true;
-      SA.dims.push_back(0);
-    }
-  } else if (Canon == "layer_norm" || Canon == "rms_norm") {
-    if (!L.empty())
-      SA.normalized_ndim = long(L[0].size());
-  } else if (Canon == "einsum" || Canon == "index") {
-    SA.known = false; // the equation / the subscripts are not read
-  }
-  return SA;
+  return core::sharding_args_from_ints(
+      Canon, std::vector<IntList>(L.begin(), L.end()));
 }
 
 /// Factories whose first argument is the shape.
 bool isShapeFactory(llvm::StringRef Canon) {
-  return llvm::is_contained({"zeros", "ones", "empty", "randn", "rand", "full"},
-                            Canon);
+  return core::is_shape_factory(Canon);
 }
 
 /// The first operand whose rank is unknown.
@@ -410,7 +345,7 @@ void fixLinearParamRanks(llvm::StringRef Canon,
 /// Whether every tensor operand of \p Canon has the same rank (torch's cat
 /// and stack require it).
 bool sameRankOperands(llvm::StringRef Canon) {
-  return llvm::is_contained({"cat", "concat", "concatenate", "stack"}, Canon);
+  return core::has_same_rank_operands(Canon);
 }
 
 /// The rank of an operand of \p Canon whose rank is known, for ops whose

@@ -21,6 +21,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <spmd/annotations.h>
 
@@ -88,7 +89,7 @@ inline unsigned typeIndex(TypeKind K) {
   case TypeKind::Partial:
     return 3;
   }
-  return 2;
+  llvm_unreachable("every TypeKind has a mask index");
 }
 /// Inverse of typeIndex.
 inline PerAxisType typeAt(unsigned Index) {

@@ -79,6 +79,16 @@ TEST(ZeroFills, MaskedFillWithZero) {
   EXPECT_FALSE(zero_fills(".masked_fill", {kPlain, kBool, num(0)}, 1));
 }
 
+// index_put_({mask}, 0) is masked_fill_(mask, 0); other indices or values
+// zero nothing for sure.
+TEST(ZeroFills, IndexPutOfZeroUnderAMask) {
+  EXPECT_TRUE(zero_fills(".index_put_", {kPlain, kBool, num(0)}, 0));
+  EXPECT_TRUE(zero_fills("aten::index_put_", {kPlain, kBool, num(0.0)}, 0));
+  EXPECT_FALSE(zero_fills(".index_put_", {kPlain, kBool, num(1)}, 0));
+  EXPECT_FALSE(zero_fills(".index_put_", {kPlain, kPlain, num(0)}, 0));
+  EXPECT_FALSE(zero_fills(".index_put_", {kPlain, kBool, num(0)}, 1));
+}
+
 TEST(ZeroFills, ProductWithAMask) {
   EXPECT_TRUE(zero_fills("operator*", {kPlain, kZeroOne}, 0));
   EXPECT_TRUE(zero_fills("operator*", {kBool, kPlain}, 1));

@@ -4,52 +4,13 @@
 // are weak scalars.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <spmd/core/annotation_rules.h>
+#include <spmd/core/op_table.h>
 #include <spmd/core/propagation.h>
-
-#include <unordered_set>
 
 #include "internal.h"
 
 namespace spmd::checker::internal {
 namespace {
-
-// Metadata and autograd bookkeeping: pass through untyped (spec §5.2 step 3,
-// plus the C++-only bookkeeping ops libtorch routes through the dispatcher).
-bool is_passthrough(std::string_view base) {
-  static const std::unordered_set<std::string_view> kNames = {
-      "requires_grad_",
-      "retain_grad",
-      "retains_grad",
-      "dim",
-      "element_size",
-      "get_device",
-      "is_complex",
-      "is_contiguous",
-      "is_floating_point",
-      "nelement",
-      "numel",
-      "size",
-      "stride",
-      "untyped_storage",
-      "storage_offset",
-      "_version",
-      "output_nr",
-      "is_leaf",
-      "set_data",
-      "_fw_primal",
-      "is_same_size",
-      "_has_compatible_shallow_copy_type",
-      "record_stream",
-      "is_signed",
-      "is_inference",
-      "_backward",
-      "is_conj",
-      "is_neg",
-      "sym_size",
-      "sym_stride",
-      "sym_numel"};
-  return kNames.count(base) != 0;
-}
 
 std::unique_ptr<OpEntry> classify(const c10::FunctionSchema& schema) {
   auto e = std::make_unique<OpEntry>();
@@ -60,7 +21,9 @@ std::unique_ptr<OpEntry> classify(const c10::FunctionSchema& schema) {
   std::string_view base = full;
   if (auto pos = base.rfind("::"); pos != std::string_view::npos)
     base = base.substr(pos + 2);
-  e->passthrough = is_passthrough(base);
+  // Metadata and autograd bookkeeping pass through untyped (spec §5.2
+  // step 3): the core's op table lists them.
+  e->passthrough = core::is_metadata_op(base);
   e->c10d = full.rfind("c10d::", 0) == 0;
   // The spec name (ATen renames, in-place variants as methods, method-only
   // registrations) is the core's decision.
@@ -74,6 +37,8 @@ std::unique_ptr<OpEntry> classify(const c10::FunctionSchema& schema) {
     const c10::AliasInfo* alias = args[i].alias_info();
     if (alias != nullptr && alias->isWrite())
       e->roles[i] = args[i].kwarg_only() ? ArgRole::Out : ArgRole::InputWrite;
+    else if (core::gives_attributes_only(full, int(i)))
+      e->roles[i] = ArgRole::Attributes;
   }
   for (int p : e->info.tensor_positions)
     if (p >= 0 && std::size_t(p) < args.size()) e->tensor_position[p] = true;

@@ -59,6 +59,7 @@ void collect_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
   }
   TypeRef ty = type_of(t);
   const ArgRole role = e.roles[i];
+  if (role == ArgRole::Attributes) return;
   if (role != ArgRole::Input) out.mutated.push_back({t, ty, t.requires_grad()});
   if (role != ArgRole::Out)
     out.tensors.push_back({core::Operand::Kind::Tensor, int(i), ty,

@@ -166,6 +166,7 @@ void add_tensor(const OpEntry& e, std::size_t i, const at::Tensor& t,
   }
   std::optional<core::GlobalType> g = global_of(t);
   const ArgRole role = e.roles[i];
+  if (role == ArgRole::Attributes) return;
   if (role != ArgRole::Input) out.mutated.push_back({t, g, t.requires_grad()});
   if (role != ArgRole::Out)
     out.list.push_back(core::GlobalOperand::tensor(

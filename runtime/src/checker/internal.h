@@ -195,6 +195,7 @@ enum class ArgRole : unsigned char {
   Input,       // contributes its type
   InputWrite,  // contributes and is mutated (in-place self)
   Out,         // out= destination: mutated, does not contribute (§6.11)
+  Attributes,  // gives dtype/device only (Tensor::to(other)): ignored
 };
 
 struct OpEntry {

@@ -85,6 +85,26 @@ TEST(CheckerModules, TensorParallelLinearAndEmbedding) {
   EXPECT_TYPE_ERROR(at::gelu(p), "non-linear");
 }
 
+// ------------------------------------------- attributes, not values ----
+
+// Tensor::to(other) (aten::to.other) takes other's dtype and device only: the
+// result has self's type in local and in global mode (the core's op table).
+TEST(CheckerOps, ToOtherTakesDtypeAndDeviceOnly) {
+  checker::TypecheckGuard guard;
+  at::Tensor x = typed({tp = R}, {4, 6});
+  at::Tensor like = typed({tp = V}, {2}).to(at::kDouble);
+  EXPECT_EQ(type_str(x.to(like)), "{tp: R}");
+  EXPECT_EQ(x.to(like).scalar_type(), at::kDouble);
+  EXPECT_EQ(type_str(like.to(x)), "{tp: V}");
+  checker::TypecheckOptions global;
+  global.local = false;
+  global.mesh = std::vector<checker::MeshAxisInfo>{{"tp", 2}};
+  checker::TypecheckGuard global_guard(global);
+  at::Tensor s = typed({tp = S(0)}, {4, 6});
+  EXPECT_EQ(get_global_type(s.to(typed({tp = R}, {3}))).to_string(),
+            "{tp: S(0)} PartitionSpec(tp, None)");
+}
+
 // -------------------------------------------------- views and in-place ----
 
 TEST(CheckerViews, ViewsCarryTheTypeOfTheirBase) {

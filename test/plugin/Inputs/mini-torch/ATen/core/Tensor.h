@@ -23,6 +23,9 @@ using c10::kHalf;
 using c10::kLong;
 
 struct TensorImpl;
+namespace indexing {
+class TensorIndex;
+}  // namespace indexing
 
 class TensorBase {
  public:
@@ -114,6 +117,9 @@ class Tensor : public TensorBase {
   Tensor squeeze(int64_t d) const;
   Tensor narrow(int64_t d, int64_t start, int64_t length) const;
   Tensor to(ScalarType t) const;
+  /// libtorch: the dtype and device of `other`, not its values.
+  Tensor to(const Tensor& other, bool non_blocking = false,
+            bool copy = false) const;
   Tensor permute(IntArrayRef dims) const;
   Tensor expand(IntArrayRef size) const;
   Tensor select(int64_t d, int64_t index) const;
@@ -165,7 +171,33 @@ class Tensor : public TensorBase {
   Tensor& operator/=(const Tensor& other) &;
   Tensor& operator/=(const Scalar& other) &;
   Tensor operator[](int64_t index) const;
+  // Indexing with at::indexing::TensorIndex (ATen/TensorIndexing.h).
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices,
+                     const Tensor& rhs);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices,
+                     const Scalar& v);
 };
+
+namespace indexing {
+/// libtorch: a Python-style slice `start:stop:step` (c10::nullopt = open).
+struct Slice {
+  Slice(c10::optional<int64_t> start = c10::nullopt,
+        c10::optional<int64_t> stop = c10::nullopt,
+        c10::optional<int64_t> step = c10::nullopt);
+};
+struct EllipsisIndexType {};
+extern const EllipsisIndexType Ellipsis;
+/// libtorch: one subscript (a tensor, a bool mask, an integer, a slice, ...).
+class TensorIndex {
+ public:
+  TensorIndex(const Tensor& tensor);
+  TensorIndex(Slice slice);
+  TensorIndex(int64_t integer);
+  TensorIndex(int integer);
+  TensorIndex(EllipsisIndexType);
+};
+}  // namespace indexing
 
 using TensorList = ArrayRef<Tensor>;
 

@@ -87,3 +87,15 @@ class ModuleHolder {
    public:                                                   \
     using torch::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
   }
+
+namespace torch {
+namespace nn {
+/// libtorch: torch::nn::Dropout (torch/nn/modules/dropout.h).
+class DropoutImpl : public Module {
+ public:
+  explicit DropoutImpl(double p = 0.5);
+  at::Tensor forward(at::Tensor input);
+};
+TORCH_MODULE(Dropout);
+}  // namespace nn
+}  // namespace torch
