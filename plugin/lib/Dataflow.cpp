@@ -185,7 +185,7 @@ public:
     ++Layouts;
   }
   void handle(Problem P) override {
-    Key K{unsigned(P.Code), P.Loc.getRawEncoding(), P.Axis ? *P.Axis + 1 : 0};
+    Key K{unsigned(P.code()), P.Loc.getRawEncoding(), P.Axis ? *P.Axis + 1 : 0};
     auto &Seen = Count[K];
     if (Seen.second == Layouts)
       return; // the same problem twice in one layout (not counted twice)

@@ -529,9 +529,8 @@ private:
               const Variance &V) {
     if (!Handler.isEnabled(DiagKind::DivergentCollective))
       return;
-    Problem P;
+    ProblemSite P;
     P.Kind = DiagKind::DivergentCollective;
-    P.Code = ProblemCode::DivergentCollective;
     P.Loc = S.At->getExprLoc();
     P.Range = S.At->getSourceRange();
     P.Call = S.Collective;
@@ -539,14 +538,15 @@ private:
     P.Axis = S.Axis;
     P.Subject = V.Source;
     P.Actual = V.typeOn(S.Axis);
-    P.CalleeDecl = S.Via;
-    P.Branch.Condition = Branch.getLastCondition();
-    P.Branch.Source = V.Why;
-    P.Branch.Loop = isLoop(Branch);
-    P.Branch.BackwardOnly = S.BackwardOnly;
+    DivergentCollectiveDetail D;
+    D.Via = S.Via;
+    D.Branch.Condition = Branch.getLastCondition();
+    D.Branch.Source = V.Why;
+    D.Branch.Loop = isLoop(Branch);
+    D.Branch.BackwardOnly = S.BackwardOnly;
     if (V.Why == DivergenceSource::TensorData && !P.Actual)
-      P.Branch.Source = DivergenceSource::GlobalRank; // not reached
-    Handler.handle(std::move(P));
+      D.Branch.Source = DivergenceSource::GlobalRank; // not reached
+    Handler.handle(Problem::divergentCollective(std::move(P), std::move(D)));
   }
 };
 

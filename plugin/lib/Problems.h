@@ -23,7 +23,9 @@
 #include <spmd/core/collectives.h>
 #include <spmd/core/error.h>
 
+#include <cassert>
 #include <optional>
+#include <variant>
 
 namespace spmd::plugin {
 
@@ -143,10 +145,11 @@ struct Destination {
   LayoutChoice Layout;
 };
 
-/// One problem found by the transfer functions.
-struct Problem {
+/// What every problem has: its severity, where it points, the axis, the
+/// expected and actual types, where those came from, the core's verdict and
+/// a repair. What only some kinds have is in their Problem payload.
+struct ProblemSite {
   DiagKind Kind = DiagKind::OpType;
-  ProblemCode Code = ProblemCode::OpType;
   /// Where the diagnostic points, and what it highlights.
   clang::SourceLocation Loc;
   clang::SourceRange Range;
@@ -165,58 +168,237 @@ struct Problem {
   std::optional<core::TypeError> Error;
   /// A collective call that would repair it.
   std::optional<SuggestedCollective> Fix;
-  /// OpType: the reduce (all_reduce, src P) that takes the op's result
-  /// directly, when Fix reduces an operand of the op: the repair moves that
-  /// reduce onto the operand instead of adding a second one.
+  /// Found while analysing a body in one layout of its flags only
+  /// ([[spmd::when]]): each flag and its value there.
+  llvm::SmallVector<std::pair<const clang::FieldDecl *, bool>, 2> Layout;
+};
+
+/// OpType: the reduce (all_reduce, src P) that takes the op's result
+/// directly, when Fix reduces an operand of the op: the repair moves that
+/// reduce onto the operand instead of adding a second one (or null).
+struct OpTypeDetail {
   const clang::CallExpr *MovedReduce = nullptr;
-  /// CollectiveInput: the src argument, to be replaced by Actual (null when
-  /// no other src would be legal). AssertPartial: the asserted type, to be
-  /// replaced by Actual (null when it is not editable).
+};
+
+/// CollectiveInput: the src argument, to be replaced by Actual (null when
+/// no other src would be legal). AssertPartial: the asserted type, to be
+/// replaced by Actual (null when it is not editable).
+struct SrcRepairDetail {
   const clang::Expr *SrcArg = nullptr;
-  /// AlreadyReduced: the origin of the input's type is a collective that
-  /// reduced a pending sum (the first reduce).
+};
+
+/// AlreadyReduced, NoOpCollective: the collective's dst, as written;
+/// AlreadyReduced: whether the origin of the input's type is a collective
+/// that reduced a pending sum (the first reduce).
+struct RedundantCollectiveDetail {
+  PerAxisType Dst;
   bool ReducedBefore = false;
-  /// ReduceAxis: the one other axis on which the value is P.
-  std::optional<AxisId> PendingAxis;
-  /// AlreadyReduced, NoOpCollective: the collective's dst, as written.
-  std::optional<PerAxisType> Dst;
-  Destination Dest; ///< Mismatch
-  /// Mismatch of a tuple entry's order (global mode, spec §12.1): the
-  /// value's axes on the dim, outer to inner (empty otherwise).
+};
+
+/// ReduceAxis: the one other axis on which the value is P.
+struct ReduceAxisDetail {
+  AxisId PendingAxis = 0;
+};
+
+/// Mismatch: what the value was checked against and, for a tuple entry's
+/// order (global mode, spec §12.1), the value's axes on the dim, outer to
+/// inner (empty otherwise).
+struct MismatchDetail {
+  Destination Dest;
   llvm::SmallVector<AxisId, 3> ActualOrder;
-  const MeshAnnotation *Mesh = nullptr; ///< MissingMeshAxis
-  core::TensorType Type; ///< MissingMeshAxis: the axes the operand has
-  /// OpaqueCall: Subject's known type per axis (S(k) with its dim where
-  /// known) and rank (-1: unknown), for the annotation the note suggests;
-  /// the undeclared variables the callee may write (non-const references,
-  /// by value), unknown after the call.
+};
+
+/// MissingMeshAxis: the mesh and the axes the operand has.
+struct MissingMeshAxisDetail {
+  const MeshAnnotation *Mesh = nullptr;
+  core::TensorType Type;
+};
+
+/// OpaqueCall: the callee (null for a function pointer or std::function
+/// whose target is unknown; then Callable is the callable expression) and
+/// the parameter the tensor goes to; Subject's known type per axis (S(k)
+/// with its dim where known) and rank (-1: unknown), for the annotation the
+/// note suggests; the undeclared variables the callee may write (non-const
+/// references, by value), unknown after the call.
+struct OpaqueCallDetail {
+  const clang::FunctionDecl *Callee = nullptr;
+  unsigned ParamIndex = 0;
+  const clang::Expr *Callable = nullptr;
   llvm::SmallVector<std::pair<AxisId, PerAxisType>, 2> SubjectType;
   int SubjectRank = -1;
   llvm::SmallVector<const clang::Expr *, 2> Written;
-  /// OpaqueCall through a function pointer or std::function whose target is
-  /// unknown (Dest.Callee null): the callable expression.
-  const clang::Expr *Callable = nullptr;
-  /// UnknownLayout: each flag whose value is unknown at the call, with the
-  /// constructor argument that sets it when that is not a constant (else an
-  /// invalid location); Instance: the member or local the call runs on.
+};
+
+/// UnknownLayout: each flag whose value is unknown at the call, with the
+/// constructor argument that sets it when that is not a constant (else an
+/// invalid location); the member or local the call runs on; the method
+/// called; with one unknown flag, each axis whose declared result type
+/// differs between its values, with the type when it is false, true.
+struct UnknownLayoutDetail {
   llvm::SmallVector<std::pair<const clang::FieldDecl *, clang::SourceLocation>,
                     2>
       UnknownFlags;
   const clang::ValueDecl *Instance = nullptr;
-  /// UnknownLayout, UnannotatedCall: the function called.
   const clang::FunctionDecl *CalleeDecl = nullptr;
-  /// UnknownLayout with one unknown flag: each axis whose declared result
-  /// type differs between its values, with the type when it is false, true.
   llvm::SmallVector<std::tuple<AxisId, PerAxisType, PerAxisType>, 2>
       LayoutTypes;
-  Divergence Branch; ///< DivergentCollective
-  /// PathConflict: the number a branch between the two paths compares with
-  /// 1 as a size-1 guard does (`world_size_ == 1`), when it is not declared
-  /// to be an axis's size; null otherwise.
+};
+
+/// PathConflict: the number a branch between the two paths compares with 1
+/// as a size-1 guard does (`world_size_ == 1`), when it is not declared to be
+/// an axis's size; null otherwise.
+struct PathConflictDetail {
   const clang::Expr *UndeclaredSize = nullptr;
-  /// Found while analysing a body in one layout of its flags only
-  /// ([[spmd::when]]): each flag and its value there.
-  llvm::SmallVector<std::pair<const clang::FieldDecl *, bool>, 2> Layout;
+};
+
+/// DivergentCollective: the branch, and the function through whose call (at
+/// Loc) the collective is reached, or null when it is in the body itself.
+struct DivergentCollectiveDetail {
+  Divergence Branch;
+  const clang::FunctionDecl *Via = nullptr;
+};
+
+/// One problem found by the transfer functions. Each ProblemCode has one
+/// factory, which takes what that kind carries beyond the common site; what
+/// a kind does not carry cannot be set for it, and reading another kind's
+/// payload is an assertion failure.
+class Problem : public ProblemSite {
+public:
+  /// \name Factories, one per ProblemCode (see ProblemCode for each).
+  /// @{
+  static Problem nonConstantAxis(ProblemSite S) {
+    return {ProblemCode::NonConstantAxis, std::move(S)};
+  }
+  static Problem nonConstantSrc(ProblemSite S) {
+    return {ProblemCode::NonConstantSrc, std::move(S)};
+  }
+  static Problem nonConstantDst(ProblemSite S) {
+    return {ProblemCode::NonConstantDst, std::move(S)};
+  }
+  static Problem illegalCollective(ProblemSite S) {
+    return {ProblemCode::IllegalCollective, std::move(S)};
+  }
+  static Problem collectiveInput(ProblemSite S, const clang::Expr *SrcArg) {
+    return {ProblemCode::CollectiveInput, std::move(S),
+            SrcRepairDetail{SrcArg}};
+  }
+  static Problem alreadyReduced(ProblemSite S, PerAxisType Dst,
+                                bool ReducedBefore) {
+    return {ProblemCode::AlreadyReduced, std::move(S),
+            RedundantCollectiveDetail{Dst, ReducedBefore}};
+  }
+  static Problem noOpCollective(ProblemSite S, PerAxisType Dst) {
+    return {ProblemCode::NoOpCollective, std::move(S),
+            RedundantCollectiveDetail{Dst, false}};
+  }
+  static Problem opType(ProblemSite S, const clang::CallExpr *MovedReduce) {
+    return {ProblemCode::OpType, std::move(S), OpTypeDetail{MovedReduce}};
+  }
+  static Problem inPlace(ProblemSite S) {
+    return {ProblemCode::InPlace, std::move(S)};
+  }
+  static Problem missingMeshAxis(ProblemSite S, MissingMeshAxisDetail D) {
+    return {ProblemCode::MissingMeshAxis, std::move(S), std::move(D)};
+  }
+  static Problem mismatch(ProblemSite S, MismatchDetail D) {
+    return {ProblemCode::Mismatch, std::move(S), std::move(D)};
+  }
+  static Problem assertMismatch(ProblemSite S) {
+    return {ProblemCode::AssertMismatch, std::move(S)};
+  }
+  static Problem assertShardDim(ProblemSite S) {
+    return {ProblemCode::AssertShardDim, std::move(S)};
+  }
+  static Problem assertPartial(ProblemSite S, const clang::Expr *TypeArg) {
+    return {ProblemCode::AssertPartial, std::move(S), SrcRepairDetail{TypeArg}};
+  }
+  static Problem reduceAxis(ProblemSite S, AxisId PendingAxis) {
+    return {ProblemCode::ReduceAxis, std::move(S),
+            ReduceAxisDetail{PendingAxis}};
+  }
+  static Problem rawC10d(ProblemSite S) {
+    return {ProblemCode::RawC10d, std::move(S)};
+  }
+  static Problem pathConflict(ProblemSite S,
+                              const clang::Expr *UndeclaredSize = nullptr) {
+    return {ProblemCode::PathConflict, std::move(S),
+            PathConflictDetail{UndeclaredSize}};
+  }
+  static Problem unknownUse(ProblemSite S) {
+    return {ProblemCode::UnknownUse, std::move(S)};
+  }
+  static Problem unknownShard(ProblemSite S) {
+    return {ProblemCode::UnknownShard, std::move(S)};
+  }
+  static Problem opaqueCall(ProblemSite S, OpaqueCallDetail D) {
+    return {ProblemCode::OpaqueCall, std::move(S), std::move(D)};
+  }
+  static Problem unannotatedCall(ProblemSite S,
+                                 const clang::FunctionDecl *Callee) {
+    UnknownLayoutDetail D;
+    D.CalleeDecl = Callee;
+    return {ProblemCode::UnannotatedCall, std::move(S), std::move(D)};
+  }
+  static Problem unknownLayout(ProblemSite S, UnknownLayoutDetail D) {
+    return {ProblemCode::UnknownLayout, std::move(S), std::move(D)};
+  }
+  static Problem divergentCollective(ProblemSite S,
+                                     DivergentCollectiveDetail D) {
+    return {ProblemCode::DivergentCollective, std::move(S), std::move(D)};
+  }
+  /// @}
+
+  ProblemCode code() const { return Code; }
+
+  /// \name Payloads; each asserts that this problem's kind carries it.
+  /// @{
+  const OpTypeDetail &opTypeInfo() const { return get<OpTypeDetail>(); }
+  /// CollectiveInput, AssertPartial.
+  const SrcRepairDetail &srcRepair() const { return get<SrcRepairDetail>(); }
+  /// AlreadyReduced, NoOpCollective.
+  const RedundantCollectiveDetail &redundant() const {
+    return get<RedundantCollectiveDetail>();
+  }
+  const ReduceAxisDetail &reduceAxisInfo() const {
+    return get<ReduceAxisDetail>();
+  }
+  const MismatchDetail &mismatchInfo() const { return get<MismatchDetail>(); }
+  const MissingMeshAxisDetail &missingMeshAxisInfo() const {
+    return get<MissingMeshAxisDetail>();
+  }
+  const OpaqueCallDetail &opaqueCallInfo() const {
+    return get<OpaqueCallDetail>();
+  }
+  /// UnknownLayout, UnannotatedCall (CalleeDecl only).
+  const UnknownLayoutDetail &unknownLayoutInfo() const {
+    return get<UnknownLayoutDetail>();
+  }
+  const PathConflictDetail &pathConflictInfo() const {
+    return get<PathConflictDetail>();
+  }
+  const DivergentCollectiveDetail &divergentInfo() const {
+    return get<DivergentCollectiveDetail>();
+  }
+  /// @}
+
+private:
+  using Payload =
+      std::variant<std::monostate, OpTypeDetail, SrcRepairDetail,
+                   RedundantCollectiveDetail, ReduceAxisDetail, MismatchDetail,
+                   MissingMeshAxisDetail, OpaqueCallDetail, UnknownLayoutDetail,
+                   PathConflictDetail, DivergentCollectiveDetail>;
+
+  Problem(ProblemCode C, ProblemSite S, Payload D = std::monostate())
+      : ProblemSite(std::move(S)), Code(C), Detail(std::move(D)) {}
+
+  template <typename T> const T &get() const {
+    const T *D = std::get_if<T>(&Detail);
+    assert(D && "this problem's kind does not carry that payload");
+    return *D;
+  }
+
+  ProblemCode Code;
+  Payload Detail;
 };
 
 /// Receives the problems of the functions analysed.

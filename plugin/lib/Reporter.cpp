@@ -101,7 +101,7 @@ llvm::StringRef rawC10dWrapper(llvm::StringRef Raw) {
 std::string Reporter::opMessage(const Problem &P) const {
   std::string Msg = oneLine(P.Error->message);
   if (!P.Call ||
-      (P.Code != ProblemCode::OpType && P.Code != ProblemCode::InPlace))
+      (P.code() != ProblemCode::OpType && P.code() != ProblemCode::InPlace))
     return Msg;
   llvm::SmallVector<std::string, 3> CoreNames;
   const FunctionDecl *FD = P.Call->getDirectCallee();
@@ -218,7 +218,7 @@ void Reporter::handle(Problem P) {
   if (!isEnabled(P.Kind) || P.Loc.isInvalid())
     return;
   Pending D{P.Kind, P.Loc, P.Range, {}, {}};
-  switch (P.Code) {
+  switch (P.code()) {
   case ProblemCode::NonConstantAxis:
   case ProblemCode::NonConstantSrc:
   case ProblemCode::NonConstantDst:
@@ -288,13 +288,13 @@ std::string Reporter::sourceText(const Expr *E) const {
 }
 
 void Reporter::renderDivergent(const Problem &P, Pending &D) {
-  const Divergence &B = P.Branch;
+  const Divergence &B = P.divergentInfo().Branch;
   std::string Axis = axisName(*P.Axis);
   std::string Op = core::to_string(P.Op);
   std::string What =
-      P.CalleeDecl && P.CalleeDecl->getIdentifier()
-          ? "this call of '" + P.CalleeDecl->getNameAsString() + "' runs " +
-                Op + " over axis '" + Axis + "'"
+      P.divergentInfo().Via && P.divergentInfo().Via->getIdentifier()
+          ? "this call of '" + P.divergentInfo().Via->getNameAsString() +
+                "' runs " + Op + " over axis '" + Axis + "'"
           : "'" + Op + "' over axis '" + Axis + "'" +
                 (B.BackwardOnly ? " (a collective in its backward)" : "");
   D.Text = What + " may run on some ranks of '" + Axis + "' only: " +
@@ -325,13 +325,13 @@ void Reporter::renderDivergent(const Problem &P, Pending &D) {
     D.Notes.push_back(
         {B.Condition->getExprLoc(), "this condition reads " + Read, {}});
   }
-  if (P.CalleeDecl && P.Call)
+  if (P.divergentInfo().Via && P.Call)
     D.Notes.push_back({P.Call->getExprLoc(), "the collective is here", {}});
 }
 
 /// Problems whose text is a fixed sentence or the core's verdict.
 void Reporter::renderCollective(const Problem &P, Pending &D) {
-  switch (P.Code) {
+  switch (P.code()) {
   case ProblemCode::NonConstantAxis:
     D.Text = "the axis of " + opName(P.Op) +
              " must be a constant spmd::Axis (declared with SPMD_AXIS) for "
@@ -340,7 +340,7 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   case ProblemCode::NonConstantSrc:
   case ProblemCode::NonConstantDst:
     D.Text =
-        std::string(P.Code == ProblemCode::NonConstantSrc ? "src" : "dst") +
+        std::string(P.code() == ProblemCode::NonConstantSrc ? "src" : "dst") +
         " of " + opName(P.Op) +
         " must be a constant expression (R, I, V, P or S(k)) for the "
         "static checker";
@@ -348,40 +348,42 @@ void Reporter::renderCollective(const Problem &P, Pending &D) {
   case ProblemCode::MissingMeshAxis: {
     // The core writes the sentence, given the operand and the mesh as the
     // plugin names them.
-    std::vector<std::string> Mesh(P.Mesh->Axes.begin(), P.Mesh->Axes.end());
-    core::Status S =
-        core::check_mesh_complete(P.Type, Mesh, describe(P.Subject),
-                                  "the function's mesh [[spmd::mesh]]");
+    std::vector<std::string> Mesh(P.missingMeshAxisInfo().Mesh->Axes.begin(),
+                                  P.missingMeshAxisInfo().Mesh->Axes.end());
+    core::Status S = core::check_mesh_complete(
+        P.missingMeshAxisInfo().Type, Mesh, describe(P.Subject),
+        "the function's mesh [[spmd::mesh]]");
     // Transfer::checkMesh reported the problem because this same check
     // failed on the same type and mesh.
     if (S.ok())
       llvm_unreachable("MissingMeshAxis reported for a complete type");
     D.Text = oneLine(S.error().message);
-    D.Notes.push_back({P.Mesh->Loc, "mesh declared here", {}});
+    D.Notes.push_back(
+        {P.missingMeshAxisInfo().Mesh->Loc, "mesh declared here", {}});
     addCoreAdvice(S.error(), D);
     return;
   }
   default:
     break;
   }
-  if (P.Code == ProblemCode::AlreadyReduced)
+  if (P.code() == ProblemCode::AlreadyReduced)
     return renderAlreadyReduced(P, D);
-  if (P.Code == ProblemCode::NoOpCollective)
+  if (P.code() == ProblemCode::NoOpCollective)
     return renderNoOpCollective(P, D);
-  if (P.Code == ProblemCode::ReduceAxis)
+  if (P.code() == ProblemCode::ReduceAxis)
     return renderReduceAxis(P, D);
   D.Text = opMessage(P);
-  if (P.Code != ProblemCode::CollectiveInput)
+  if (P.code() != ProblemCode::CollectiveInput)
     return addCoreAdvice(*P.Error, D);
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
-  if (!P.SrcArg)
+  if (!P.srcRepair().SrcArg)
     return addCoreAdvice(*P.Error, D);
-  D.Notes.push_back(
-      {P.SrcArg->getExprLoc(),
-       "did you mean src = " + typeStr(*P.Actual) + "?",
-       {FixItHint::CreateReplacement(
-           CharSourceRange::getTokenRange(P.SrcArg->getSourceRange()),
-           spmdTypeSpelling(*P.Actual))}});
+  D.Notes.push_back({P.srcRepair().SrcArg->getExprLoc(),
+                     "did you mean src = " + typeStr(*P.Actual) + "?",
+                     {FixItHint::CreateReplacement(
+                         CharSourceRange::getTokenRange(
+                             P.srcRepair().SrcArg->getSourceRange()),
+                         spmdTypeSpelling(*P.Actual))}});
 }
 
 /// A reduce (src P) of a value that is R or I: it holds no pending sum, so
@@ -392,12 +394,13 @@ void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
   std::string Ax = axisName(*P.Axis), Op = opName(P.Op);
   std::string What = describe(P.Subject);
   std::string Bare = core::to_string(P.Op);
-  D.Text = opMessage(P) + ": " + What +
-           (P.ReducedBefore ? " is already reduced (reducing it again"
-                            : " is no pending sum (reducing it") +
-           " would add up " + Ax + "-size copies of it); remove this " + Bare;
+  D.Text =
+      opMessage(P) + ": " + What +
+      (P.redundant().ReducedBefore ? " is already reduced (reducing it again"
+                                   : " is no pending sum (reducing it") +
+      " would add up " + Ax + "-size copies of it); remove this " + Bare;
   const TypeOrigin &O = P.Origins.front();
-  if (P.ReducedBefore)
+  if (P.redundant().ReducedBefore)
     D.Notes.push_back({O.From.Loc,
                        "reduced on axis '" + Ax + "' here already (type " +
                            typeStr(Have) + ")",
@@ -407,7 +410,7 @@ void Reporter::renderAlreadyReduced(const Problem &P, Pending &D) {
   // The repair: the input itself when it already has the result type
   // (all_reduce(x, tp, P, R) of an R x), else the conversion that gives
   // the result type without reducing (I -> R, R -> S(k)).
-  std::optional<PerAxisType> Result = P.Dst;
+  std::optional<PerAxisType> Result = P.redundant().Dst;
   if (!Result)
     return;
   if (*Result == Have)
@@ -475,18 +478,19 @@ void Reporter::renderNoOpCollective(const Problem &P, Pending &D) {
 /// tp), so the advice is that axis -- not the gather or the removal the
 /// reduce's own axis would suggest.
 void Reporter::renderReduceAxis(const Problem &P, Pending &D) {
-  std::string Ax = axisName(*P.Axis), Want = axisName(*P.PendingAxis);
+  std::string Ax = axisName(*P.Axis),
+              Want = axisName(P.reduceAxisInfo().PendingAxis);
   std::string What = describe(P.Subject), Bare = core::to_string(P.Op);
   D.Text = Bare + " over axis '" + Ax + "' of " + What + ", which is " +
            typeStr(*P.Actual) + " there (no pending sum): " + What +
            " is P on axis '" + Want + "', not '" + Ax + "'; reduce over '" +
            Want + "'";
-  D.Notes.push_back(originNote(P.Origins[0], *P.PendingAxis));
+  D.Notes.push_back(originNote(P.Origins[0], P.reduceAxisInfo().PendingAxis));
   D.Notes.push_back(originNote(P.Origins[1], *P.Axis));
   const Expr *AxisArg = P.Call->getNumArgs() > 1 ? P.Call->getArg(1) : nullptr;
   if (!AxisArg || !isEditableRange(AxisArg))
     return;
-  std::string Spelled = axisSpelling(*P.PendingAxis);
+  std::string Spelled = axisSpelling(P.reduceAxisInfo().PendingAxis);
   D.Notes.push_back(
       {AxisArg->getExprLoc(),
        "reduce over '" + Want + "': pass " + Spelled + " as the axis",
@@ -511,8 +515,8 @@ void Reporter::renderOpType(const Problem &P, Pending &D) {
     // non-linear op, or an affine term, needs the full sum).
     std::string Op = writtenOpName(P.Call, SM, TU.Ctx.getLangOpts());
     std::string What = describe(P.Fix->Target);
-    if (P.MovedReduce) {
-      moveReduce(*P.Fix, P.MovedReduce, *Fix);
+    if (P.opTypeInfo().MovedReduce) {
+      moveReduce(*P.Fix, P.opTypeInfo().MovedReduce, *Fix);
       Fix->Text = "reduce " + What + " before " + Op +
                   ", not after it: move the enclosing spmd::all_reduce onto " +
                   What;
@@ -558,7 +562,7 @@ void Reporter::moveReduce(const SuggestedCollective &S, const CallExpr *Outer,
 }
 
 void Reporter::renderMismatch(const Problem &P, Pending &D) {
-  const Destination &Dest = P.Dest;
+  const Destination &Dest = P.mismatchInfo().Dest;
   auto Quoted = [](const NamedDecl *ND) {
     return "'" + ND->getNameAsString() + "'";
   };
@@ -620,10 +624,10 @@ void Reporter::renderMismatch(const Problem &P, Pending &D) {
     }
   }
   std::string Actual = typeStr(*P.Actual);
-  if (!P.ActualOrder.empty()) {
+  if (!P.mismatchInfo().ActualOrder.empty()) {
     Actual += " (dim " + std::to_string(P.Actual->dim) + " split by (";
-    for (size_t I = 0; I < P.ActualOrder.size(); ++I)
-      Actual += (I ? ", " : "") + axisName(P.ActualOrder[I]);
+    for (size_t I = 0; I < P.mismatchInfo().ActualOrder.size(); ++I)
+      Actual += (I ? ", " : "") + axisName(P.mismatchInfo().ActualOrder[I]);
     Actual += "), outer to inner)";
   }
   D.Text = Subject + " has type " + Actual + " on axis '" + axisName(*P.Axis) +
@@ -679,7 +683,7 @@ void Reporter::renderAssert(const Problem &P, Pending &D) {
   // The core's reason (for AssertShardDim: which dim it is sharded on).
   std::string Why = oneLine(P.Error->message);
   // The core compares local maps (V); the value is S(d) here (global mode).
-  if (P.Code == ProblemCode::AssertMismatch && P.Actual->is_shard() &&
+  if (P.code() == ProblemCode::AssertMismatch && P.Actual->is_shard() &&
       P.Error->actual == "V") {
     size_t At = Why.find("has V");
     if (At != std::string::npos)
@@ -690,12 +694,13 @@ void Reporter::renderAssert(const Problem &P, Pending &D) {
            "', but the assertion says " + typeStr(*P.Expected) + " (" + Why +
            ")";
   D.Notes.push_back(originNote(P.Origins.front(), *P.Axis));
-  if (P.Code == ProblemCode::AssertPartial) {
+  if (P.code() == ProblemCode::AssertPartial) {
     // The core's advice; with the asserted type as a fix-it when editable.
     addCoreAdvice(*P.Error, D);
-    if (P.SrcArg)
+    if (P.srcRepair().SrcArg)
       D.Notes.back().FixIts.push_back(FixItHint::CreateReplacement(
-          CharSourceRange::getTokenRange(P.SrcArg->getSourceRange()),
+          CharSourceRange::getTokenRange(
+              P.srcRepair().SrcArg->getSourceRange()),
           spmdTypeSpelling(*P.Actual)));
     return;
   }
@@ -718,23 +723,25 @@ void Reporter::renderRawC10d(const Problem &P, Pending &D) {
 }
 
 void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
-  const FunctionDecl *Callee = P.Dest.Callee; // null: an indirect call
+  const FunctionDecl *Callee =
+      P.opaqueCallInfo().Callee; // null: an indirect call
   std::string Name = Callee ? "'" + Callee->getQualifiedNameAsString() + "'"
-                            : describe(P.Callable);
+                            : describe(P.opaqueCallInfo().Callable);
   std::string Type, Annotation;
-  for (const auto &[A, T] : P.SubjectType) {
+  for (const auto &[A, T] : P.opaqueCallInfo().SubjectType) {
     Type += (Type.empty() ? "" : ", ") + axisName(A) + ": " + typeStr(T);
     Annotation +=
         (Annotation.empty() ? "" : ", ") + axisName(A) + " = " + typeStr(T);
   }
-  if (P.SubjectRank >= 0)
-    Annotation += ", spmd::rank(" + std::to_string(P.SubjectRank) + ")";
+  if (P.opaqueCallInfo().SubjectRank >= 0)
+    Annotation +=
+        ", spmd::rank(" + std::to_string(P.opaqueCallInfo().SubjectRank) + ")";
   // What is unknown after the call: its result, the tensors it may write.
   std::vector<std::string> Out;
   if (P.Call && TU.Types.isTracked(P.Call->getType()))
     Out.push_back("its result");
   std::vector<std::string> Written;
-  for (const Expr *W : P.Written)
+  for (const Expr *W : P.opaqueCallInfo().Written)
     if (std::string N = describe(W); !llvm::is_contained(Written, N))
       Written.push_back(N);
   if (!Written.empty()) {
@@ -765,9 +772,10 @@ void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
                      "[[spmd::op(kind)]]");
   if (!Callee)
     return; // no declaration to show the annotation at
-  const ParmVarDecl *Param = P.Dest.ParamIndex < Callee->getNumParams()
-                                 ? Callee->getParamDecl(P.Dest.ParamIndex)
-                                 : nullptr;
+  const ParmVarDecl *Param =
+      P.opaqueCallInfo().ParamIndex < Callee->getNumParams()
+          ? Callee->getParamDecl(P.opaqueCallInfo().ParamIndex)
+          : nullptr;
   std::string ParamText = "SPMD_TYPE(" + Annotation + ")";
   if (Param && Param->getIdentifier())
     ParamText += " on parameter '" + Param->getNameAsString() + "'";
@@ -785,22 +793,26 @@ void Reporter::renderOpaqueCall(const Problem &P, Pending &D) {
 /// types each value would give, and the two ways out.
 void Reporter::renderUnknownLayout(const Problem &P, Pending &D) {
   std::string Flags;
-  for (size_t I = 0; I < P.UnknownFlags.size(); ++I)
-    Flags +=
-        (I ? ", '" : "'") + P.UnknownFlags[I].first->getNameAsString() + "'";
-  bool One = P.UnknownFlags.size() == 1;
-  std::string Inst = P.Instance ? "'" + P.Instance->getNameAsString() + "'"
-                                : std::string("the instance");
+  for (size_t I = 0; I < P.unknownLayoutInfo().UnknownFlags.size(); ++I)
+    Flags += (I ? ", '" : "'") +
+             P.unknownLayoutInfo().UnknownFlags[I].first->getNameAsString() +
+             "'";
+  bool One = P.unknownLayoutInfo().UnknownFlags.size() == 1;
+  std::string Inst =
+      P.unknownLayoutInfo().Instance
+          ? "'" + P.unknownLayoutInfo().Instance->getNameAsString() + "'"
+          : std::string("the instance");
   std::string Axes, Types;
-  for (size_t I = 0; I < P.LayoutTypes.size(); ++I) {
-    auto [A, Off, On] = P.LayoutTypes[I];
+  for (size_t I = 0; I < P.unknownLayoutInfo().LayoutTypes.size(); ++I) {
+    auto [A, Off, On] = P.unknownLayoutInfo().LayoutTypes[I];
     Axes += (I ? ", '" : "'") + axisName(A) + "'";
     Types += (I ? "; " : "") + axisName(A) + " = " + typeStr(Off) +
              " if false, " + typeStr(On) + " if true";
   }
-  std::string Callee = P.CalleeDecl
-                           ? "'" + P.CalleeDecl->getNameAsString() + "'"
-                           : std::string("this call");
+  std::string Callee =
+      P.unknownLayoutInfo().CalleeDecl
+          ? "'" + P.unknownLayoutInfo().CalleeDecl->getNameAsString() + "'"
+          : std::string("this call");
   D.Text = "the result of " + Callee + " has an unknown SPMD type" +
            (Axes.empty() ? "" : " on axis " + Axes) +
            ": it depends on the layout flag" + (One ? " " : "s ") + Flags +
@@ -810,15 +822,15 @@ void Reporter::renderUnknownLayout(const Problem &P, Pending &D) {
            " with a constant (a literal, a constexpr variable or a template "
            "parameter), or state the result's type with spmd::assert_type or "
            "[[spmd::type(...)]] on the variable that holds it";
-  for (const auto &[Flag, Where] : P.UnknownFlags) {
+  for (const auto &[Flag, Where] : P.unknownLayoutInfo().UnknownFlags) {
     if (Where.isValid())
       D.Notes.push_back({Where,
                          "'" + Flag->getNameAsString() +
                              "' is set from this argument, which is not a "
                              "compile-time constant",
                          {}});
-    else if (P.Instance)
-      D.Notes.push_back({P.Instance->getLocation(),
+    else if (P.unknownLayoutInfo().Instance)
+      D.Notes.push_back({P.unknownLayoutInfo().Instance->getLocation(),
                          Inst +
                              " is declared here; its constructions do not "
                              "give '" +
@@ -851,12 +863,13 @@ void Reporter::renderUnknownShard(const Problem &P, Pending &D) {
 
 /// The result of a function that declares no result type, used at the call.
 void Reporter::renderUnannotatedCall(const Problem &P, Pending &D) {
-  std::string Name = "'" + P.CalleeDecl->getNameAsString() + "'";
+  std::string Name =
+      "'" + P.unknownLayoutInfo().CalleeDecl->getNameAsString() + "'";
   D.Text = "the result of " + Name + " has an unknown SPMD type: " + Name +
            " declares no [[spmd::type]] for its result, so neither this "
            "value nor what is computed from it is checked; annotate " +
            Name + " or state the type here with spmd::assert_type";
-  D.Notes.push_back({P.CalleeDecl->getLocation(),
+  D.Notes.push_back({P.unknownLayoutInfo().CalleeDecl->getLocation(),
                      Name + " is declared here without a result type",
                      {}});
 }
@@ -890,7 +903,7 @@ void Reporter::renderUnknownUse(const Problem &P, Pending &D) {
 /// Path conflicts and unknown values: the first use in a function only.
 bool Reporter::renderUse(const Problem &P, Pending &D) {
   const void *Key = useKey(P.Subject);
-  switch (P.Code) {
+  switch (P.code()) {
   case ProblemCode::UnknownShard:
     if (!ReportedUnknownShards.insert({Key, *P.Axis}).second)
       return false;
@@ -901,9 +914,9 @@ bool Reporter::renderUse(const Problem &P, Pending &D) {
   case ProblemCode::UnknownUse:
     if (!ReportedUnknown.insert(Key).second)
       return false;
-    if (P.Code == ProblemCode::UnannotatedCall)
+    if (P.code() == ProblemCode::UnannotatedCall)
       renderUnannotatedCall(P, D);
-    else if (P.Code == ProblemCode::UnknownLayout)
+    else if (P.code() == ProblemCode::UnknownLayout)
       renderUnknownLayout(P, D);
     else
       renderUnknownUse(P, D);
@@ -920,10 +933,10 @@ bool Reporter::renderUse(const Problem &P, Pending &D) {
            "with the same type";
   D.Notes.push_back(originNote(A, *P.Axis));
   D.Notes.push_back(originNote(B, *P.Axis));
-  if (P.UndeclaredSize)
+  if (const Expr *Size = P.pathConflictInfo().UndeclaredSize)
     D.Notes.push_back(
-        {P.UndeclaredSize->getExprLoc(),
-         "if '" + sourceText(P.UndeclaredSize) +
+        {Size->getExprLoc(),
+         "if '" + sourceText(Size) +
              "' is the number of ranks of an axis, declare it: "
              "SPMD_AXIS_SIZE(axis) on the accessor, variable or data member "
              "it comes from, or SPMD_AXIS_GROUP(axis) on the process group "

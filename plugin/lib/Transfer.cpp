@@ -732,14 +732,12 @@ Value Transfer::unannotatedResult(const Expr *Call,
       TU.Ctx.getSourceManager().isInSystemHeader(Callee->getLocation()) ||
       typeStated(Call, /*AnyVariable=*/true) || consumedAsNonTensor(Call))
     return U;
-  Problem P;
+  ProblemSite P;
   P.Kind = DiagKind::UnknownType;
-  P.Code = ProblemCode::UnannotatedCall;
   P.Loc = Call->getExprLoc();
   P.Range = Call->getSourceRange();
   P.Subject = Call;
-  P.CalleeDecl = Callee;
-  report(std::move(P));
+  report(Problem::unannotatedCall(std::move(P), Callee));
   U.setFromError(true); // reported here: not again at each use
   return U;
 }
@@ -1411,9 +1409,8 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
   const AxisFact *F = V.get(Axis);
   if (!F || !F->isConflict() || !reporting(DiagKind::PathConflict))
     return;
-  Problem P;
+  ProblemSite P;
   P.Kind = DiagKind::PathConflict;
-  P.Code = ProblemCode::PathConflict;
   P.Loc = E->getExprLoc();
   P.Range = E->getSourceRange();
   P.Subject = E;
@@ -1426,22 +1423,21 @@ void Transfer::checkUse(const Value &V, const Expr *E, AxisId Axis) {
     P.Origins.push_back({nullptr, F->shown(A), F->originOf(A)});
     P.Origins.push_back({nullptr, F->shown(B), F->originOf(B)});
   }
-  P.UndeclaredSize = undeclaredSizeGuard(FD->getBody(), P.Origins[0].From.Loc,
-                                         P.Origins[1].From.Loc);
-  report(std::move(P));
+  const Expr *UndeclaredSize = undeclaredSizeGuard(
+      FD->getBody(), P.Origins[0].From.Loc, P.Origins[1].From.Loc);
+  report(Problem::pathConflict(std::move(P), UndeclaredSize));
 }
 
 void Transfer::checkUnknownUse(const Value &V, const Expr *E) {
   if (!TU.Opts.Strict || !V.isUnknown() || V.fromError() ||
       !reporting(DiagKind::UnknownType))
     return;
-  Problem P;
+  ProblemSite P;
   P.Kind = DiagKind::UnknownType;
-  P.Code = ProblemCode::UnknownUse;
   P.Loc = E->getExprLoc();
   P.Range = E->getSourceRange();
   P.Subject = E;
-  report(std::move(P));
+  report(Problem::unknownUse(std::move(P)));
 }
 
 bool Transfer::typeStated(const Expr *E, bool AnyVariable) {
@@ -1492,22 +1488,22 @@ void Transfer::checkUnknownLayout(const Expr *Call, const FunctionDecl *Callee,
   if (typeStated(Call))
     return;
   const LayoutFlags &LF = TU.Layouts.flagsOf(Callee);
-  Problem P;
+  ProblemSite P;
   P.Kind = DiagKind::UnknownType;
-  P.Code = ProblemCode::UnknownLayout;
   P.Loc = Call->getExprLoc();
   P.Range = Call->getSourceRange();
   P.Subject = Call;
-  P.Instance = TU.Layouts.instanceDecl(Instance);
-  P.CalleeDecl = Callee;
+  UnknownLayoutDetail D;
+  D.Instance = TU.Layouts.instanceDecl(Instance);
+  D.CalleeDecl = Callee;
   int Unknown = -1;
   for (unsigned I = 0; I < LF.Flags.size(); ++I)
     if (!(L.Known >> I & 1)) {
-      P.UnknownFlags.push_back({LF.Flags[I], L.Where[I]});
+      D.UnknownFlags.push_back({LF.Flags[I], L.Where[I]});
       Unknown = int(I);
     }
   // One unknown flag: the result's type in each of its values.
-  if (P.UnknownFlags.size() == 1) {
+  if (D.UnknownFlags.size() == 1) {
     Layout Off = L, On = L;
     Off.Known |= 1u << Unknown;
     On.Known |= 1u << Unknown;
@@ -1517,9 +1513,9 @@ void Transfer::checkUnknownLayout(const Expr *Call, const FunctionDecl *Callee,
     if (F && T)
       for (const AxisEntry &E : F->Entries)
         if (const AxisEntry *O = T->entry(E.Axis); O && O->Type != E.Type)
-          P.LayoutTypes.push_back({axis(E.Axis), E.Type, O->Type});
+          D.LayoutTypes.push_back({axis(E.Axis), E.Type, O->Type});
   }
-  report(std::move(P));
+  report(Problem::unknownLayout(std::move(P), std::move(D)));
 }
 
 /// Inside [[spmd::mesh]], a value with a declared (closed) type must name
@@ -1536,16 +1532,13 @@ void Transfer::checkMesh(const Value &V, const Expr *E) {
   core::Status S = core::check_mesh_complete(Present, MeshAxes, "", "");
   if (S.ok())
     return;
-  Problem P;
+  ProblemSite P;
   P.Kind = DiagKind::MeshCompleteness;
-  P.Code = ProblemCode::MissingMeshAxis;
   P.Loc = E->getExprLoc();
   P.Range = E->getSourceRange();
   P.Subject = E;
   P.Axis = axis(S.error().axis);
-  P.Mesh = Mesh;
-  P.Type = std::move(Present);
-  report(std::move(P));
+  report(Problem::missingMeshAxis(std::move(P), {Mesh, std::move(Present)}));
 }
 
 std::optional<SuggestedCollective>
@@ -1731,9 +1724,8 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
   if (!reporting(Kind))
     return;
   for (const Mismatch &M : Mismatches) {
-    Problem P;
+    ProblemSite P;
     P.Kind = Kind;
-    P.Code = ProblemCode::Mismatch;
     P.Loc = E->getExprLoc();
     P.Range = E->getSourceRange();
     P.Subject = E;
@@ -1743,11 +1735,9 @@ void Transfer::checkAgainst(const Value &V, const TypeAnnotation &Want,
     PerAxisType Shown = M.Have.is_shard() ? M.Have : M.Fact->shown(M.Have);
     P.Actual = Shown;
     P.Origins.push_back({nullptr, Shown, M.Fact->originOf(M.Have)});
-    P.Dest = Dest;
-    P.ActualOrder = M.Order;
     if (Mismatches.size() == 1 && !M.Have.is_shard())
       P.Fix = conversion(E, gatherable(V, M.Axis, Shown), M.Entry->Type);
-    report(std::move(P));
+    report(Problem::mismatch(std::move(P), {Dest, M.Order}));
   }
 }
 

@@ -238,9 +238,9 @@ private:
                                                      AxisId Axis) const;
   /// A collective-input problem at \p CE's tensor argument: the fields every
   /// such report shares (location, call, op, axis, expected src, actual).
-  Problem collectiveInputProblem(const clang::CallExpr *CE,
-                                 const core::CollectiveCall &Call, AxisId Axis,
-                                 PerAxisType Actual) const;
+  ProblemSite collectiveInputProblem(const clang::CallExpr *CE,
+                                     const core::CollectiveCall &Call,
+                                     AxisId Axis, PerAxisType Actual) const;
   /// A reduce (src P) on \p Axis of a value that is no pending sum there
   /// (R, I, or a known shard S(d) in global mode) but is P on exactly one
   /// other axis: reported as a reduce over the wrong axis. Returns that
@@ -459,8 +459,8 @@ private:
   /// An op-type problem at \p CE for the core's error \p Err: location,
   /// call, axis and where the operands' types on that axis came from (the
   /// local rule's and the sharding rule's reports share it).
-  Problem opTypeProblem(const clang::CallExpr *CE, const Operands &Ops,
-                        const core::TypeError &Err);
+  ProblemSite opTypeProblem(const clang::CallExpr *CE, const Operands &Ops,
+                            const core::TypeError &Err);
   /// Reports the core's error \p Err on op \p Name at \p CE, with a fix-it
   /// when converting one operand makes the op legal under the local rule
   /// and, in global mode, the sharding rule (\p CallArgs: the call's

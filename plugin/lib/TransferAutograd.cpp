@@ -118,14 +118,13 @@ std::optional<Value> Transfer::evalAutograd(const CallExpr *CE,
     for (const Expr *A : CE->arguments()) {
       if (!Types.isTracked(A->getType()) || !eval(A).hasKnownAxis())
         continue;
-      Problem P;
+      ProblemSite P;
       P.Kind = DiagKind::OpType;
-      P.Code = ProblemCode::RawC10d;
       P.Loc = CE->getExprLoc();
       P.Range = A->getSourceRange();
       P.Subject = A;
       P.Call = CE;
-      report(std::move(P));
+      report(Problem::rawC10d(std::move(P)));
       break;
     }
     return Value::unknown();
@@ -145,9 +144,8 @@ std::optional<Value> Transfer::evalAutograd(const CallExpr *CE,
     checkUnknownUse(L, Loss);
     core::Status S = core::check_loss(knownPart(L), /*strict=*/false);
     if (!S.ok()) {
-      Problem P;
+      ProblemSite P;
       P.Kind = DiagKind::OpType;
-      P.Code = ProblemCode::OpType;
       P.Loc = Loss->getExprLoc();
       P.Range = Loss->getSourceRange();
       P.Subject = Loss;
@@ -155,7 +153,7 @@ std::optional<Value> Transfer::evalAutograd(const CallExpr *CE,
       P.Error = S.error();
       if (!S.error().axis.empty())
         P.Axis = TU.Axes.find(S.error().axis);
-      report(std::move(P));
+      report(Problem::opType(std::move(P), nullptr));
     }
     return Value::unknown();
   }

@@ -250,16 +250,15 @@ Transfer::readCollectiveCall(const CallExpr *CE, core::Collective C) {
       const Expr *A = CE->getArg(2 + I);
       std::optional<PerAxisType> T = evaluatePerAxisType(A, Ctx);
       if (!T) {
-        Problem P;
+        ProblemSite P;
         P.Kind = DiagKind::CollectiveArgument;
-        P.Code =
-            I == 0 ? ProblemCode::NonConstantSrc : ProblemCode::NonConstantDst;
         P.Loc = A->getExprLoc();
         P.Range = A->getSourceRange();
         P.Subject = A;
         P.Call = CE;
         P.Op = C;
-        report(std::move(P));
+        report(I == 0 ? Problem::nonConstantSrc(std::move(P))
+                      : Problem::nonConstantDst(std::move(P)));
         return std::nullopt;
       }
       (I == 0 ? Call.src : Call.dst) = *T;
@@ -307,15 +306,14 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
   std::optional<std::string> AxisName =
       evaluateAxis(CE->getArg(1), Ctx, &AxisDecl);
   if (!AxisName) {
-    Problem P;
+    ProblemSite P;
     P.Kind = DiagKind::CollectiveArgument;
-    P.Code = ProblemCode::NonConstantAxis;
     P.Loc = CE->getArg(1)->getExprLoc();
     P.Range = CE->getArg(1)->getSourceRange();
     P.Subject = CE->getArg(1);
     P.Call = CE;
     P.Op = C;
-    report(std::move(P));
+    report(Problem::nonConstantAxis(std::move(P)));
     return Value::error();
   }
   AxisId Axis = axis(*AxisName);
@@ -326,15 +324,14 @@ Value Transfer::evalCollective(const CallExpr *CE, core::Collective C) {
     return Value::unknown();
   core::Status Legal = core::check_arguments(*Call);
   if (!Legal.ok()) {
-    Problem P;
+    ProblemSite P;
     P.Kind = DiagKind::CollectiveArgument;
-    P.Code = ProblemCode::IllegalCollective;
     P.Loc = CE->getExprLoc();
     P.Range = CE->getSourceRange();
     P.Call = CE;
     P.Op = C;
     P.Error = Legal.error();
-    report(std::move(P));
+    report(Problem::illegalCollective(std::move(P)));
   }
 
   const AxisFact *F = In.get(Axis);
@@ -397,13 +394,12 @@ void Transfer::collectiveInPlace(const CallExpr *CE,
   setVar(L.Var, After);
 }
 
-Problem Transfer::collectiveInputProblem(const CallExpr *CE,
-                                         const core::CollectiveCall &Call,
-                                         AxisId Axis,
-                                         PerAxisType Actual) const {
-  Problem P;
+ProblemSite Transfer::collectiveInputProblem(const CallExpr *CE,
+                                             const core::CollectiveCall &Call,
+                                             AxisId Axis,
+                                             PerAxisType Actual) const {
+  ProblemSite P;
   P.Kind = DiagKind::CollectiveInput;
-  P.Code = ProblemCode::CollectiveInput;
   const Expr *X = CE->getArg(0);
   P.Loc = X->getExprLoc();
   P.Range = X->getSourceRange();
@@ -449,13 +445,11 @@ Transfer::checkReduceAxis(const CallExpr *CE, const core::CollectiveCall &Call,
     return std::nullopt;
   if (!reporting(DiagKind::CollectiveInput))
     return Pending;
-  Problem P = collectiveInputProblem(CE, Call, Axis, F.shown(Known));
-  P.Code = ProblemCode::ReduceAxis;
-  P.PendingAxis = *Pending;
+  ProblemSite P = collectiveInputProblem(CE, Call, Axis, F.shown(Known));
   const Expr *X = CE->getArg(0);
   P.Origins.push_back({X, types::P, In.get(*Pending)->originOf(types::P)});
   P.Origins.push_back({X, F.shown(Known), From});
-  report(std::move(P));
+  report(Problem::reduceAxis(std::move(P), *Pending));
   return Pending;
 }
 
@@ -478,7 +472,7 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
       core::transfer(Call, InType, Name, /*strict=*/false, false, InShard);
   if (R.ok())
     return;
-  Problem P = collectiveInputProblem(CE, Call, Axis, Shown);
+  ProblemSite P = collectiveInputProblem(CE, Call, Axis, Shown);
   const Expr *X = CE->getArg(0);
   const Origin &From = F.originOf(Known);
   P.Origins.push_back({X, Shown, From});
@@ -490,30 +484,27 @@ void Transfer::checkCollectiveInput(const CallExpr *CE,
       (Known == types::R || Known == types::I) &&
       (Call.op == core::Collective::AllReduce ||
        Call.op == core::Collective::ReduceScatter)) {
-    P.Code = ProblemCode::AlreadyReduced;
-    P.Dst = Call.dst;
-    P.ReducedBefore = From.Kind == OriginKind::Collective &&
-                      TU.Reductions.count({From.Loc.getRawEncoding(), Axis});
-    report(std::move(P));
+    bool ReducedBefore = From.Kind == OriginKind::Collective &&
+                         TU.Reductions.count({From.Loc.getRawEncoding(), Axis});
+    report(Problem::alreadyReduced(std::move(P), Call.dst, ReducedBefore));
     return;
   }
   // The input has the call's result type already: the src that accepts it
   // would make the call a no-op, so the advice is to remove the call.
   PerAxisType Dst = globalAxis(Axis) ? Call.dst : Call.dst.local();
   if (Shown == Dst && !core::implied_types(Call.op)) {
-    P.Code = ProblemCode::NoOpCollective;
-    P.Dst = Call.dst;
-    report(std::move(P));
+    report(Problem::noOpCollective(std::move(P), Call.dst));
     return;
   }
   // A different src would accept this input: offer it when legal.
   core::CollectiveCall Alt = Call;
   Alt.src = Shown;
+  const Expr *SrcArg = nullptr;
   if (!core::implied_types(Call.op) && core::check_arguments(Alt).ok() &&
       core::transfer(Alt, InType, Name, false).ok() &&
       isEditableRange(CE->getArg(2)))
-    P.SrcArg = CE->getArg(2);
-  report(std::move(P));
+    SrcArg = CE->getArg(2);
+  report(Problem::collectiveInput(std::move(P), SrcArg));
 }
 
 Value Transfer::evalAssertType(const CallExpr *CE) {
@@ -561,11 +552,10 @@ Value Transfer::evalAssertType(const CallExpr *CE) {
 
 /// The problem of assert_type's entry \p E on axis \p A: where, what
 /// was asserted; the caller adds what is known.
-static Problem assertProblem(const CallExpr *CE, const AxisEntry &E, AxisId A,
-                             ProblemCode Code) {
-  Problem P;
+static ProblemSite assertProblem(const CallExpr *CE, const AxisEntry &E,
+                                 AxisId A) {
+  ProblemSite P;
   P.Kind = DiagKind::AssertType;
-  P.Code = Code;
   P.Loc = E.Loc;
   P.Range = CE->getSourceRange();
   P.Subject = CE->getArg(0);
@@ -590,13 +580,12 @@ bool Transfer::checkAssertedPartial(const CallExpr *CE, const AxisEntry &E,
   if (!reporting(DiagKind::AssertType))
     return true;
   const Expr *X = CE->getArg(0);
-  Problem P = assertProblem(CE, E, A, ProblemCode::AssertPartial);
+  ProblemSite P = assertProblem(CE, E, A);
   P.Actual = types::S(*D);
   P.Origins.push_back({X, *P.Actual, F->originOf(types::V)});
   P.Error = core::check_asserted_partial(E.Axis, *D).error();
-  if (isEditableRange(TypeArg))
-    P.SrcArg = TypeArg;
-  report(std::move(P));
+  report(Problem::assertPartial(std::move(P),
+                                isEditableRange(TypeArg) ? TypeArg : nullptr));
   return true;
 }
 
@@ -649,9 +638,7 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
   if (OtherDim)
     Have = types::S(*HaveDim);
   Out.set(A, AxisFact::known(GlobalShard ? E.Type : Want, O));
-  Problem P = assertProblem(CE, E, A,
-                            OtherDim ? ProblemCode::AssertShardDim
-                                     : ProblemCode::AssertMismatch);
+  ProblemSite P = assertProblem(CE, E, A);
   // Global mode: a V whose shard dim is known is named S(d).
   PerAxisType Shown = Have->is_shard() ? *Have : F->shown(*Have);
   P.Actual = Shown;
@@ -663,7 +650,8 @@ void Transfer::assertOnAxis(const CallExpr *CE, const AxisEntry &E,
     if (reporting(P.Kind))
       P.Fix = conversion(X, gatherable(In, A, Shown), E.Type);
   }
-  report(std::move(P));
+  report(OtherDim ? Problem::assertShardDim(std::move(P))
+                  : Problem::assertMismatch(std::move(P)));
 }
 
 } // namespace spmd::plugin

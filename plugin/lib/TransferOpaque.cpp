@@ -156,29 +156,29 @@ bool seenThrough(TUContext &TU, const FunctionDecl *Callee,
 /// the shard dim is known) and rank for the suggested annotation, and the
 /// variables \p Lost that are unknown after the call.
 Problem opaqueProblem(const Expr *CE, const FunctionDecl *Callee,
-                      const Expr *Typed, unsigned Index, const Value &V,
-                      llvm::ArrayRef<const Expr *> Lost) {
-  Problem P;
+                      const Expr *Callable, const Expr *Typed, unsigned Index,
+                      const Value &V, llvm::ArrayRef<const Expr *> Lost) {
+  ProblemSite P;
   P.Kind = DiagKind::OpaqueCall;
-  P.Code = ProblemCode::OpaqueCall;
   P.Loc = CE->getExprLoc();
   P.Range = CE->getSourceRange();
   P.Subject = Typed;
   P.Call = dyn_cast<CallExpr>(CE); // null for a constructor
-  P.Dest.Kind = Destination::Argument;
-  P.Dest.Callee = Callee;
-  P.Dest.ParamIndex = Index;
+  OpaqueCallDetail D;
+  D.Callee = Callee;
+  D.ParamIndex = Index;
+  D.Callable = Callable;
   for (const auto &[A, Fact] : V.axes()) {
     std::optional<PerAxisType> K = Fact.knownType();
     if (!K)
       continue;
-    std::optional<int> D = Fact.shardDim();
-    P.SubjectType.push_back(
-        {A, K->kind == TypeKind::Varying && D ? types::S(*D) : *K});
+    std::optional<int> Dim = Fact.shardDim();
+    D.SubjectType.push_back(
+        {A, K->kind == TypeKind::Varying && Dim ? types::S(*Dim) : *K});
   }
-  P.SubjectRank = V.rank().value_or(-1);
-  P.Written.assign(Lost.begin(), Lost.end());
-  return P;
+  D.SubjectRank = V.rank().value_or(-1);
+  D.Written.assign(Lost.begin(), Lost.end());
+  return Problem::opaqueCall(std::move(P), std::move(D));
 }
 
 } // namespace
@@ -261,9 +261,8 @@ Transfer::opaqueCall(const Expr *CE, const FunctionDecl *Callee,
     }
   }
   if (Reported && reporting(DiagKind::OpaqueCall)) {
-    Problem P = opaqueProblem(CE, Callee, Typed, TypedIndex, eval(Typed), Lost);
-    P.Callable = Callable;
-    report(std::move(P));
+    report(opaqueProblem(CE, Callee, Callable, Typed, TypedIndex, eval(Typed),
+                         Lost));
   }
   return Returns ? Out : Value::unknown();
 }

@@ -158,15 +158,14 @@ void Transfer::writeThroughAliases(const CallExpr *CE, llvm::StringRef Name,
       Err = E;
     }
     if (Err) {
-      Problem P;
+      ProblemSite P;
       P.Kind = DiagKind::InPlace;
-      P.Code = ProblemCode::InPlace;
       P.Loc = CE->getExprLoc();
       P.Range = CE->getSourceRange();
       P.Call = CE;
       P.Subject = Mutated;
       P.Error = std::move(*Err);
-      report(std::move(P));
+      report(Problem::inPlace(std::move(P)));
       continue;
     }
     if (A || !R.value())
@@ -404,11 +403,10 @@ Value Transfer::resultOf(const InferVerdict &R, const Operands &Ops,
   return Out;
 }
 
-Problem Transfer::opTypeProblem(const CallExpr *CE, const Operands &Ops,
-                                const core::TypeError &Err) {
-  Problem P;
+ProblemSite Transfer::opTypeProblem(const CallExpr *CE, const Operands &Ops,
+                                    const core::TypeError &Err) {
+  ProblemSite P;
   P.Kind = DiagKind::OpType;
-  P.Code = ProblemCode::OpType;
   P.Loc = CE->getExprLoc();
   P.Range = CE->getSourceRange();
   P.Call = CE;
@@ -433,7 +431,8 @@ void Transfer::reportOpType(const CallExpr *CE, llvm::StringRef Name,
                             const core::TypeError &Err) {
   if (!reporting(DiagKind::OpType))
     return;
-  Problem P = opTypeProblem(CE, Ops, Err);
+  ProblemSite P = opTypeProblem(CE, Ops, Err);
+  const CallExpr *MovedReduce = nullptr;
   if (P.Axis) {
     AxisId A = *P.Axis;
     // A repair when converting one operand makes the op legal: under the
@@ -467,7 +466,7 @@ void Transfer::reportOpType(const CallExpr *CE, llvm::StringRef Name,
       }
     }
     if (P.Fix && P.Fix->Call.src.kind == TypeKind::Partial)
-      P.MovedReduce = enclosingReduce(CE, A, Info, Core, *P.Fix, IC);
+      MovedReduce = enclosingReduce(CE, A, Info, Core, *P.Fix, IC);
     // The conversion the local rule would suggest is wrong here: the
     // sharding rule's repair replaces the local rule's advice.
     if (!P.Fix && ShardAdvice && !ShardAdvice->fix.empty()) {
@@ -475,7 +474,7 @@ void Transfer::reportOpType(const CallExpr *CE, llvm::StringRef Name,
       P.Error->notes = ShardAdvice->notes;
     }
   }
-  report(std::move(P));
+  report(Problem::opType(std::move(P), MovedReduce));
 }
 
 /// The spmd::all_reduce (src P, on axis \p A) whose input is the op call
@@ -556,15 +555,14 @@ Value Transfer::applyInPlace(const CallExpr *CE, llvm::StringRef Name,
   core::Result<core::TensorType> After = core::apply_inplace(
       std::string(Name), BeforeT, knownPart(AsLocal), false);
   if (!After.ok()) {
-    Problem P;
+    ProblemSite P;
     P.Kind = DiagKind::InPlace;
-    P.Code = ProblemCode::InPlace;
     P.Loc = CE->getExprLoc();
     P.Range = CE->getSourceRange();
     P.Call = CE;
     P.Subject = Mutated;
     P.Error = After.error();
-    report(std::move(P));
+    report(Problem::inPlace(std::move(P)));
     return Before;
   }
   const TypeAnnotation *A = VD      ? declaredType(VD)

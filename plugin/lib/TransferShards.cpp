@@ -88,20 +88,21 @@ bool Transfer::checkShardInput(const CallExpr *CE,
     return false;
   if (!reporting(DiagKind::CollectiveInput))
     return true;
-  Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
+  ProblemSite P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
   const Expr *X = CE->getArg(0);
   P.Origins.push_back({X, F->shown(types::V), F->originOf(types::V)});
   P.Error = S.error();
+  const Expr *SrcArg = nullptr;
   if (core::src_names_other_dim(Call, *D, Rank)) {
     if (Call.dst == types::S(*D)) {
       // src = S(d) would make it a no-op (all_to_all(x, tp, S(d), S(d))).
-      P.Code = ProblemCode::NoOpCollective;
-      P.Dst = Call.dst;
-    } else if (isEditableRange(CE->getArg(2))) {
-      P.SrcArg = CE->getArg(2);
+      report(Problem::noOpCollective(std::move(P), Call.dst));
+      return true;
     }
+    if (isEditableRange(CE->getArg(2)))
+      SrcArg = CE->getArg(2);
   }
-  report(std::move(P));
+  report(Problem::collectiveInput(std::move(P), SrcArg));
   return true;
 }
 
@@ -152,11 +153,11 @@ bool Transfer::checkInnermost(const CallExpr *CE,
     return false;
   if (!reporting(DiagKind::CollectiveInput))
     return true;
-  Problem P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
+  ProblemSite P = collectiveInputProblem(CE, Call, Axis, types::S(*D));
   P.Origins.push_back(
       {CE->getArg(0), F->shown(types::V), F->originOf(types::V)});
   P.Error = S.error();
-  report(std::move(P));
+  report(Problem::collectiveInput(std::move(P), nullptr));
   return true;
 }
 
@@ -167,11 +168,11 @@ bool Transfer::checkUnmaskedRows(const CallExpr *CE,
   if (!reporting(DiagKind::CollectiveInput))
     return true;
   const AxisFact *F = In.get(Axis);
-  Problem P = collectiveInputProblem(CE, Call, Axis, types::V);
+  ProblemSite P = collectiveInputProblem(CE, Call, Axis, types::V);
   const Expr *X = CE->getArg(0);
   P.Origins.push_back({X, F->shown(types::V), F->originOf(types::V)});
   P.Error = std::move(Err);
-  report(std::move(P));
+  report(Problem::collectiveInput(std::move(P), nullptr));
   return true;
 }
 
@@ -239,16 +240,15 @@ void Transfer::checkUnknownShard(const Value &V, const Expr *E, AxisId Axis,
                              "", TU.Axes.name(Axis));
     }
   }
-  Problem P;
+  ProblemSite P;
   P.Kind = DiagKind::UnknownType;
-  P.Code = ProblemCode::UnknownShard;
   P.Loc = E->getExprLoc();
   P.Range = E->getSourceRange();
   P.Subject = E;
   P.Axis = Axis;
   P.Origins.push_back({nullptr, F->shown(types::V), O});
   P.Error = std::move(Why);
-  report(std::move(P));
+  report(Problem::unknownShard(std::move(P)));
 }
 
 namespace {
@@ -863,7 +863,7 @@ bool Transfer::propagateShardAxis(const CallExpr *CE, llvm::StringRef Name,
             "for a rank-" +
             std::to_string(Args[0].shape.rank()) + " tensor, dim d is d - " +
             std::to_string(Args[0].shape.rank()) + " counted from the end)";
-      report(opTypeProblem(CE, Ops, Err));
+      report(Problem::opType(opTypeProblem(CE, Ops, Err), nullptr));
     }
     loseShard(A, Here, core::shard_loss(Reason::OpRejected, Canon, AxisName),
               Out);
@@ -975,7 +975,7 @@ void Transfer::orderTuples(const CallExpr *CE, llvm::StringRef Op,
   core::Result<core::AxisOrder> Order = core::AxisOrder::of(Op, Inputs);
   auto Reject = [&](const core::TypeError &Err, llvm::ArrayRef<AxisId> Lost) {
     if (reporting(DiagKind::OpType))
-      report(opTypeProblem(CE, Ops, Err));
+      report(Problem::opType(opTypeProblem(CE, Ops, Err), nullptr));
     Out.setFromError(true);
     for (AxisId A : Lost) {
       core::TypeError E = Err;

@@ -67,9 +67,9 @@ Tensor f(SPMD_TYPE(tp = R) const Tensor& x) {
   const Problem &P = T.R.Problems[0];
   EXPECT_EQ(P.Kind, DiagKind::CollectiveInput);
   // A reduce of an R value: reduced already (not from a reduce here).
-  EXPECT_EQ(P.Code, ProblemCode::AlreadyReduced);
-  EXPECT_FALSE(P.ReducedBefore);
-  EXPECT_EQ(P.Dst, types::R);
+  EXPECT_EQ(P.code(), ProblemCode::AlreadyReduced);
+  EXPECT_FALSE(P.redundant().ReducedBefore);
+  EXPECT_EQ(P.redundant().Dst, types::R);
   EXPECT_EQ(P.Op, core::Collective::AllReduce);
   EXPECT_EQ(T.axis(P), "tp");
   EXPECT_EQ(P.Expected, types::P);
@@ -82,7 +82,8 @@ Tensor f(SPMD_TYPE(tp = R) const Tensor& x) {
   ASSERT_TRUE(P.Error);
   EXPECT_EQ(P.Error->axis, "tp");
   // all_reduce(src=R) is illegal, so no other src is offered.
-  EXPECT_EQ(P.SrcArg, nullptr);
+  // No other src is offered: only CollectiveInput carries a src repair.
+  EXPECT_NE(P.code(), ProblemCode::CollectiveInput);
 }
 
 TEST(Transfer, NoOpCollectiveOffersNoSrc) {
@@ -94,10 +95,11 @@ Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
   ASSERT_EQ(T.R.Problems.size(), 1u);
   const Problem &P = T.R.Problems[0];
   // The src that accepts p (P) would make the call a no-op: remove it.
-  EXPECT_EQ(P.Code, ProblemCode::NoOpCollective);
+  EXPECT_EQ(P.code(), ProblemCode::NoOpCollective);
   EXPECT_EQ(P.Actual, types::P);
-  EXPECT_EQ(P.Dst, types::P);
-  EXPECT_EQ(P.SrcArg, nullptr);
+  EXPECT_EQ(P.redundant().Dst, types::P);
+  // No other src is offered: only CollectiveInput carries a src repair.
+  EXPECT_NE(P.code(), ProblemCode::CollectiveInput);
 }
 
 TEST(Transfer, DoubleReduceNamesTheFirst) {
@@ -108,10 +110,10 @@ Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
 })");
   ASSERT_EQ(T.R.Problems.size(), 1u);
   const Problem &P = T.R.Problems[0];
-  EXPECT_EQ(P.Code, ProblemCode::AlreadyReduced);
-  EXPECT_TRUE(P.ReducedBefore);
+  EXPECT_EQ(P.code(), ProblemCode::AlreadyReduced);
+  EXPECT_TRUE(P.redundant().ReducedBefore);
   EXPECT_EQ(P.Actual, types::I);
-  EXPECT_EQ(P.Dst, types::R);
+  EXPECT_EQ(P.redundant().Dst, types::R);
   ASSERT_EQ(P.Origins.size(), 1u);
   EXPECT_EQ(T.line(P.Origins[0].From.Loc), 4u);
 }
@@ -132,7 +134,8 @@ Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
   EXPECT_EQ(P.Fix->Call.src, types::P);
   EXPECT_EQ(P.Fix->Call.dst, types::R);
   EXPECT_EQ(P.Fix->Result, types::R);
-  EXPECT_EQ(P.MovedReduce, nullptr);  // the result is returned, not reduced
+  EXPECT_EQ(P.opTypeInfo().MovedReduce,
+            nullptr);  // the result is returned, not reduced
 }
 
 TEST(Transfer, OpTypeFixMovesTheEnclosingReduce) {
@@ -143,8 +146,8 @@ Tensor f(SPMD_TYPE(tp = P) const Tensor& p) {
   ASSERT_EQ(T.R.Problems.size(), 1u);
   const Problem &P = T.R.Problems[0];
   ASSERT_TRUE(P.Fix);
-  ASSERT_NE(P.MovedReduce, nullptr);
-  EXPECT_EQ(T.line(P.MovedReduce->getBeginLoc()), 4u);
+  ASSERT_NE(P.opTypeInfo().MovedReduce, nullptr);
+  EXPECT_EQ(T.line(P.opTypeInfo().MovedReduce->getBeginLoc()), 4u);
 }
 
 TEST(Transfer, MismatchNamesItsDestination) {
@@ -155,11 +158,11 @@ SPMD_TYPE(tp = R) Tensor g(SPMD_TYPE(tp = V) const Tensor& x) {
   ASSERT_EQ(T.R.Problems.size(), 1u);
   const Problem &P = T.R.Problems[0];
   EXPECT_EQ(P.Kind, DiagKind::ReturnType);
-  EXPECT_EQ(P.Code, ProblemCode::Mismatch);
-  EXPECT_EQ(P.Dest.Kind, Destination::Return);
+  EXPECT_EQ(P.code(), ProblemCode::Mismatch);
+  EXPECT_EQ(P.mismatchInfo().Dest.Kind, Destination::Return);
   EXPECT_EQ(P.Expected, types::R);
   EXPECT_EQ(P.Actual, types::V);
-  ASSERT_TRUE(P.Dest.Declared);
+  ASSERT_TRUE(P.mismatchInfo().Dest.Declared);
   // V -> R needs the shard dim: no automatic repair.
   EXPECT_FALSE(P.Fix);
 }
@@ -187,7 +190,7 @@ Tensor f(const Tensor& x) { return spmd::all_reduce(x, tp, P, R); }
   EXPECT_TRUE(Analysed(Code).R.Problems.empty());
   Analysed T(Code, /*Strict=*/true);
   ASSERT_EQ(T.R.Problems.size(), 1u);
-  EXPECT_EQ(T.R.Problems[0].Code, ProblemCode::UnknownUse);
+  EXPECT_EQ(T.R.Problems[0].code(), ProblemCode::UnknownUse);
 }
 
 // A loop carrying a long chain of copies widens to unknown instead of
@@ -224,7 +227,7 @@ void f(c10d::ProcessGroup &pg, SPMD_TYPE(dp = P) Tensor g, Tensor u) {
   ASSERT_EQ(T.R.Problems.size(), 1u);
   const Problem &P = T.R.Problems[0];
   EXPECT_EQ(P.Kind, DiagKind::OpType);
-  EXPECT_EQ(P.Code, ProblemCode::RawC10d);
+  EXPECT_EQ(P.code(), ProblemCode::RawC10d);
   ASSERT_TRUE(P.Call);
   EXPECT_EQ(P.Call->getDirectCallee()->getName(), "allreduce");
   EXPECT_EQ(T.line(P.Loc), 6u);
