@@ -23,8 +23,9 @@
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <vector>
+
+#include "bench_worlds.h"
 
 SPMD_AXIS(tp);
 
@@ -70,17 +71,7 @@ int main(int argc, char** argv) {
   auto store = c10::make_intrusive<c10d::HashStore>();
 
   auto rank_main = [&](int r) {
-    std::shared_ptr<spmd::World> worlds[2];
-    for (int on = 0; on < 2; ++on) {
-      spmd::WorldOptions options;
-      options.gloo_hostname = "127.0.0.1";
-      options.timeout = std::chrono::minutes(5);
-      options.check_collectives = on == 1;
-      worlds[on] = spmd::World::create(
-          spmd::Backend::Gloo, r, ranks,
-          c10::make_intrusive<c10d::PrefixStore>(on ? "on" : "off", store),
-          options);
-    }
+    auto worlds = spmd::bench::check_off_and_on_worlds(r, ranks, store);
     spmd::DeviceMesh meshes[2] = {{worlds[0], {{tp, ranks}}},
                                   {worlds[1], {{tp, ranks}}}};
     for (size_t c = 0; c < cases.size(); ++c) {

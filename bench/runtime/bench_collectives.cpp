@@ -24,8 +24,9 @@
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <vector>
+
+#include "bench_worlds.h"
 
 SPMD_AXIS(tp);
 
@@ -84,17 +85,7 @@ int main(int argc, char** argv) {
 
   auto rank_main = [&](int r) {
     // worlds[1]: the check on (the default); worlds[0]: off.
-    std::shared_ptr<spmd::World> worlds[2];
-    for (int on = 0; on < 2; ++on) {
-      spmd::WorldOptions options;
-      options.gloo_hostname = "127.0.0.1";
-      options.timeout = std::chrono::minutes(5);
-      options.check_collectives = on == 1;
-      worlds[on] = spmd::World::create(
-          spmd::Backend::Gloo, r, ranks,
-          c10::make_intrusive<c10d::PrefixStore>(on ? "on" : "off", store),
-          options);
-    }
+    auto worlds = spmd::bench::check_off_and_on_worlds(r, ranks, store);
     spmd::DeviceMesh meshes[2] = {{worlds[0], {{tp, ranks}}},
                                   {worlds[1], {{tp, ranks}}}};
     auto pg = meshes[0].axis("tp").group;
