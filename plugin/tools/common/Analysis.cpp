@@ -121,11 +121,19 @@ public:
   }
   void HandleTranslationUnit(ASTContext &Ctx) override {
     std::string Err;
-    // Written by this process from the same preamble: it reads back.
-    bool Read = plugin::AnnotationTable::get(Ctx).read(
-        Annotations, Ctx.getSourceManager(), /*ExpectedSource=*/"", Err);
-    assert(Read && "the preamble's annotations do not read back");
-    (void)Read;
+    // Written by this process from the same preamble, so it reads back; if
+    // the writer and the reader ever disagree, say so rather than check
+    // without the header's annotations.
+    if (!plugin::AnnotationTable::get(Ctx).read(
+            Annotations, Ctx.getSourceManager(), /*ExpectedSource=*/"", Err)) {
+      DiagnosticsEngine &D = Ctx.getDiagnostics();
+      const SourceManager &SM = Ctx.getSourceManager();
+      D.Report(SM.getLocForStartOfFile(SM.getMainFileID()),
+               D.getCustomDiagID(DiagnosticsEngine::Warning,
+                                 "spmd-check: cannot read back the SPMD "
+                                 "annotations of the preamble: %0"))
+          << Err;
+    }
     Inner->HandleTranslationUnit(Ctx);
   }
 
